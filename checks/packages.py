@@ -1,0 +1,119 @@
+"""Installed packages, read from their metadata without importing them.
+
+Facts shared by every area: ``dists`` (every installed distribution), ``torch_build`` (what
+``torch/version.py`` says, parsed, never imported).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata as md
+import importlib.util
+import os
+import sys
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envdoctor import Unavailable, check, fact, ok, skip
+
+# What envdoctor diagnoses; reported in this order.
+STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
+
+
+@fact("dists")
+def dists() -> dict:
+    """{canonical name: {name, version, location, requires, installer}} for the first copy on
+    sys.path of every installed distribution (what ``import`` would see), plus ``others``
+    listing further copies (B9: shadowed installs)."""
+    out: dict[str, dict] = {}
+    for d in md.distributions():
+        try:
+            name = d.metadata["Name"]
+        except Exception:  # noqa: BLE001 - a broken dist-info must not stop the scan
+            continue
+        if not name:
+            continue
+        key = canonicalize_name(name)
+        location = str(getattr(d, "_path", "") or "")
+        if key in out:
+            out[key].setdefault("others", []).append({"version": d.version, "location": location})
+            continue
+        try:
+            installer = (d.read_text("INSTALLER") or "").strip()
+        except Exception:  # noqa: BLE001
+            installer = ""
+        out[key] = {
+            "name": name,
+            "version": d.version,
+            "location": location,
+            "requires": list(d.requires or []),
+            "installer": installer,
+        }
+    return out
+
+
+def parse_version_py(text: str) -> dict:
+    """Pull the simple assignments out of torch/version.py without executing it."""
+    values: dict = {}
+    for node in ast.parse(text).body:
+        target = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name):
+            try:
+                values[target.id] = ast.literal_eval(value)
+            except ValueError:
+                continue
+    return values
+
+
+@fact("torch_build")
+def torch_build() -> dict:
+    """torch's build as ``torch/version.py`` records it: version, cuda, hip, git_version."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError) as e:
+        raise Unavailable(f"torch cannot be located: {e}") from e
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable("torch is not installed")
+    pkg_dir = list(spec.submodule_search_locations)[0]
+    path = os.path.join(pkg_dir, "version.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            values = parse_version_py(f.read())
+    except (OSError, SyntaxError, ValueError) as e:
+        raise Unavailable(f"torch at {pkg_dir} has no readable version.py ({e})") from e
+    version = str(values.get("__version__", ""))
+    local = version.partition("+")[2]
+    cuda, hip = values.get("cuda"), values.get("hip")
+    kind = "cuda" if cuda else "rocm" if hip else "xpu" if values.get("xpu") else "cpu"
+    return {
+        "version": version,
+        "local": local,
+        "cuda": cuda,
+        "hip": hip,
+        "git_version": values.get("git_version"),
+        "kind": kind,
+        "location": pkg_dir,
+    }
+
+
+def release(version: str) -> Version | None:
+    """The release part of a version string (``2.11.0+cu130`` -> 2.11.0), or None."""
+    try:
+        return Version(Version(version).base_version)
+    except InvalidVersion:
+        return None
+
+
+@check("packages.versions", tags=("build",))
+def versions(dists):
+    """torch, Triton and torch_xla versions (from package metadata)"""
+    found = {k: dists[k]["version"] for k in STACK if k in dists}
+    if "torch" not in found:
+        return skip("torch is not installed", details={"python": sys.version.split()[0], **found})
+    parts = [f"{dists[k]['name']} {v}" for k, v in found.items() if k in ("torch", "triton", "pytorch-triton", "torch-xla")]
+    return ok(", ".join(parts), details=found)

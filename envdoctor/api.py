@@ -1,0 +1,204 @@
+"""The public check API: everything a check or fact author needs.
+
+A *fact* gathers (lazily, cached for the run) and never judges; a *check* judges facts and
+returns a :class:`Result`. Both name what they need by parameter name::
+
+    from envdoctor import check, fact, ok, warn, fail, Unavailable
+
+    @fact("shm")
+    def shm():
+        ...                       # raise Unavailable("why") when it cannot be had
+
+    @check("system.shm_size", tags=("build",))
+    def shm_size(shm):
+        \"\"\"/dev/shm is large enough for DataLoader workers\"\"\"
+        if shm["size"] < 1 << 30:
+            return warn("/dev/shm is 64 MiB", hint="docker run --shm-size=16g ...")
+        return ok(f"/dev/shm is {shm['size'] >> 30} GiB")
+
+A check whose required fact is unavailable is skipped with that fact's reason. Give the
+parameter a default (``nvml=None``) to receive a falsy :class:`Missing` (carrying ``reason``)
+instead and judge the absence yourself.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+CHECK_ATTR = "__envdoctor_check__"
+FACT_ATTR = "__envdoctor_fact__"
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"  # assigned by the runner only: the check or its probe could not run
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+
+_SEVERITY = {Status.PASS: 0, Status.SKIP: 0, Status.WARN: 1, Status.FAIL: 2, Status.ERROR: 3}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One subject inside a check's result, e.g. one GPU of eight."""
+
+    name: str
+    status: Status
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    status: Status
+    message: str = ""
+    hint: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    items: tuple[Item, ...] = ()
+
+
+def ok(message: str = "", *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = ()) -> Result:
+    return Result(Status.PASS, message, "", dict(details or {}), tuple(items))
+
+
+def warn(message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = ()) -> Result:
+    return Result(Status.WARN, message, hint, dict(details or {}), tuple(items))
+
+
+def fail(message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = ()) -> Result:
+    return Result(Status.FAIL, message, hint, dict(details or {}), tuple(items))
+
+
+def skip(reason: str, *, details: Mapping[str, Any] | None = None) -> Result:
+    return Result(Status.SKIP, reason, "", dict(details or {}))
+
+
+def worst(items: Sequence[Item]) -> Status:
+    """The most severe status among items (PASS for none)."""
+    return max((i.status for i in items), key=lambda s: s.severity, default=Status.PASS)
+
+
+class Skip(Exception):
+    """Raise from a check to skip it: ``raise Skip("no NVIDIA GPU")``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Unavailable(Exception):
+    """Raise from a fact that cannot be had; every dependent check shows this reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Missing:
+    """Passed to a check parameter with a default when its fact is unavailable. Falsy."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"Missing({self.name!r}, {self.reason!r})"
+
+
+class ProbeError(Exception):
+    """A probe died, hung past its deadline or spoke garbage. The runner reports ``error``."""
+
+    def __init__(self, diagnosis: str, *, output: str = "") -> None:
+        super().__init__(diagnosis)
+        self.diagnosis = diagnosis
+        self.output = output
+
+
+class ProbeRaised(Exception):
+    """The probe's function raised; carries the child's exception type, message and tail."""
+
+    def __init__(self, exc_type: str, message: str, traceback: str = "", output: str = "") -> None:
+        super().__init__(f"{exc_type}: {message}")
+        self.exc_type = exc_type
+        self.message = message
+        self.traceback = traceback
+        self.output = output
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    optional: bool
+
+
+def _params(func: Callable[..., Any]) -> tuple[Param, ...]:
+    out = []
+    for p in inspect.signature(func).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        out.append(Param(p.name, p.default is not inspect.Parameter.empty))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    func: Callable[..., Any]
+    title: str
+    tags: tuple[str, ...]
+    params: tuple[Param, ...]
+    timeout: float | None = None
+    source: str = "built-in"
+
+    @property
+    def area(self) -> str:
+        return self.id.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class FactSpec:
+    name: str
+    func: Callable[..., Any]
+    params: tuple[Param, ...]
+    source: str = "built-in"
+
+
+def check(id: str, *, tags: Sequence[str] = (), timeout: float | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a check. Its docstring's first line is its title.
+
+    Tags used by the built-ins: ``build`` (meaningful without a GPU, e.g. in ``docker build``),
+    ``gpu`` (needs a driver/GPU), ``smoke`` (runs real work in a probe), ``perf`` and
+    ``distributed`` (opt-in, only when selected or with ``--profile full``).
+    """
+    if not id or " " in id or "." not in id:
+        raise ValueError(f"check id must be dotted, like 'area.name': {id!r}")
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        doc = (func.__doc__ or "").strip().splitlines()
+        title = doc[0].strip() if doc else id
+        setattr(func, CHECK_ATTR, CheckSpec(id, func, title, tuple(tags), _params(func), timeout))
+        return func
+
+    return deco
+
+
+def fact(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a fact provider. Its parameters name other facts it is derived from."""
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func)))
+        return func
+
+    return deco

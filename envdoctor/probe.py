@@ -1,0 +1,270 @@
+"""Probes: work that imports torch/triton/torch_xla or touches a GPU, in a child interpreter.
+
+One long-lived worker serves every probe call of a run, in turn, so torch is imported and the
+first compile paid at most once. Each call has a deadline; a call that hangs or kills the
+worker is reported as a :class:`ProbeError` with a diagnosis, and the next call starts a fresh
+worker. The worker leads its own process group, so TERM then KILL reaches its children too
+(compiler subprocesses, Inductor's compile workers).
+
+The worker gets fresh, temporary ``TRITON_CACHE_DIR`` and ``TORCHINDUCTOR_CACHE_DIR`` so smoke
+tests exercise the real toolchain rather than a cached kernel; they are removed on close.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from envdoctor.api import ProbeError, ProbeRaised
+from envdoctor.subproc import describe_signal, kill_group, read_tail
+
+_BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor._probe_child import main; main()"
+OUTPUT_TAIL = 16 * 1024
+
+# Phrases in a dead probe's output that name the cause better than the signal does.
+_CAUSES = [
+    (re.compile(r"fatal error: Python\.h: No such file or directory"), "Python.h is missing (install python3-dev)"),
+    (re.compile(r"Failed to find C compiler"), "no C compiler found (install gcc or set CC)"),
+    (re.compile(r"InvalidCxxCompiler|No working C\+\+ compiler"), "no working C++ compiler (install g++ or set CXX)"),
+    (re.compile(r"(CUDA error: [^\n]+)"), None),
+    (re.compile(r"(cudaError\w+|CUDA_ERROR_\w+)"), None),
+    (re.compile(r"(No space left on device)"), None),
+    (re.compile(r"(out of shared memory|Bus error)"), "shared memory (/dev/shm) exhausted"),
+    (re.compile(r"(Permission denied: [^\n]+)"), None),
+]
+
+
+def explain_output(output: str) -> str:
+    """The most telling cause found in a probe's output, or ''."""
+    for pattern, text in _CAUSES:
+        m = pattern.search(output)
+        if m:
+            return text or m.group(1).strip()[:300]
+    return ""
+
+
+class _Worker:
+    def __init__(self, env: Mapping[str, str], extra_path: Sequence[str]) -> None:
+        try:
+            self.cache_root = tempfile.mkdtemp(prefix="envdoctor-probe-")
+        except OSError as e:
+            raise ProbeError(f"cannot create a temporary directory in {tempfile.gettempdir()}: {e.strerror or e}") from e
+        env = dict(env)
+        env["TRITON_CACHE_DIR"] = os.path.join(self.cache_root, "triton")
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.cache_root, "inductor")
+        env["PYTHONUNBUFFERED"] = "1"
+        self.log = tempfile.TemporaryFile(dir=self.cache_root)
+        rfd, wfd = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT.format(extra=list(extra_path)), str(wfd)],
+                stdin=subprocess.PIPE,
+                stdout=self.log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(wfd,),
+                start_new_session=True,
+                env=env,
+                cwd=self.cache_root,
+            )
+        except OSError as e:
+            os.close(rfd)
+            raise ProbeError(f"cannot start a Python child process: {e}") from e
+        finally:
+            os.close(wfd)
+        self.rfd = rfd
+        self.buf = b""
+        self.calls = 0
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _output_since(self, offset: int) -> str:
+        if self.log.closed:
+            return ""
+        self.log.flush()
+        self.log.seek(0, os.SEEK_END)
+        end = self.log.tell()
+        start = max(offset, end - OUTPUT_TAIL)
+        self.log.seek(start)
+        return self.log.read(end - start).decode("utf-8", "replace")
+
+    def request(self, target: str, kwargs: Mapping[str, Any], timeout: float, what: str) -> tuple[dict, str]:
+        self.log.seek(0, os.SEEK_END)
+        offset = self.log.tell()
+        line = json.dumps({"target": target, "kwargs": dict(kwargs)}) + "\n"
+        start = time.monotonic()
+        try:
+            self.proc.stdin.write(line.encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # it died; reading below reports how
+        self.calls += 1
+        while b"\n" not in self.buf:
+            left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                kill_group(self.proc, grace=1.0)
+                out = self._output_since(offset)
+                self.close()
+                cause = explain_output(out)
+                raise ProbeError(
+                    f"{what} did not finish within {timeout:.0f}s and was killed" + (f"; {cause}" if cause else ""),
+                    output=out,
+                )
+            ready, _, _ = select.select([self.rfd], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            chunk = os.read(self.rfd, 65536)
+            if not chunk:
+                self._died(offset, what)
+            self.buf += chunk
+        raw, _, self.buf = self.buf.partition(b"\n")
+        out = self._output_since(offset)
+        try:
+            payload = json.loads(raw.decode("utf-8", "replace"))
+            if not isinstance(payload, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self.close()
+            raise ProbeError(f"{what} answered with something that is not a probe result: {raw[:200]!r}", output=out) from None
+        return payload, out
+
+    def _died(self, offset: int, what: str) -> None:
+        try:
+            rc = self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            rc = None
+        out = self._output_since(offset)
+        self.close()
+        if rc is not None and rc < 0:
+            how = describe_signal(-rc)
+        elif rc is not None:
+            how = f"exited with status {rc}"
+        else:
+            how = "closed its result channel"
+        cause = explain_output(out)
+        raise ProbeError(f"{what} {how}" + (f"; {cause}" if cause else ""), output=out)
+
+    def close(self) -> None:
+        kill_group(self.proc, grace=1.0)
+        for f in (self.proc.stdin,):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            os.close(self.rfd)
+        except OSError:
+            pass
+        self.rfd = -1
+        self.log.close()
+        shutil.rmtree(self.cache_root, ignore_errors=True)
+
+
+class ProbeClient:
+    """What a check receives as its ``probe`` parameter.
+
+    ``probe.call("envdoctor_checks.bodies.smoke:matmul", {"dtype": "bf16"}, timeout=60)``
+    returns the function's (JSON) value. It raises :class:`ProbeRaised` when the function
+    raised in the child, and :class:`ProbeError` when the child hung, died or spoke garbage.
+    Pass ``fresh=True`` (or a different ``env``) to run in a one-off worker that cannot
+    disturb the shared one.
+    """
+
+    def __init__(self, *, extra_path: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.extra_path = [here, *extra_path]
+        self.env = dict(os.environ if env is None else env)
+        self.deadline: float | None = None  # monotonic; set by the runner from --timeout
+        self._lock = threading.Lock()
+        self._worker: _Worker | None = None
+        self._closed = False
+        self._fresh: set[_Worker] = set()
+        self.workers_started = 0
+
+    def _remaining(self, timeout: float) -> float:
+        if self.deadline is None:
+            return timeout
+        return min(timeout, self.deadline - time.monotonic())
+
+    def call(
+        self,
+        target: str,
+        kwargs: Mapping[str, Any] | None = None,
+        *,
+        timeout: float = 60.0,
+        env: Mapping[str, str] | None = None,
+        fresh: bool = False,
+        what: str | None = None,
+    ) -> Any:
+        what = what or f"probe {target}"
+        if self._closed:
+            raise ProbeError(f"{what} was not run: the run was stopped")
+        if env is not None or fresh:
+            return self._call_fresh(target, kwargs or {}, timeout, {**self.env, **(env or {})}, what)
+        left = self._remaining(timeout)
+        if left <= 0 or not self._lock.acquire(timeout=max(left, 0)):
+            raise ProbeError(f"{what} was not run: no time left within the run's --timeout")
+        try:
+            left = self._remaining(timeout)
+            if self._closed:
+                raise ProbeError(f"{what} was not run: the run was stopped")
+            if self._worker is None or not self._worker.alive():
+                if self._worker is not None:
+                    self._worker.close()
+                self._worker = _Worker(self.env, self.extra_path)
+                self.workers_started += 1
+            worker = self._worker
+            try:
+                payload, out = worker.request(target, kwargs or {}, left, what)
+            except ProbeError:
+                self._worker = None
+                raise
+        finally:
+            self._lock.release()
+        return _unwrap(payload, out)
+
+    def _call_fresh(self, target: str, kwargs: Mapping[str, Any], timeout: float, env: Mapping[str, str], what: str) -> Any:
+        worker = _Worker(env, self.extra_path)
+        self.workers_started += 1
+        self._fresh.add(worker)
+        try:
+            payload, out = worker.request(target, kwargs, self._remaining(timeout), what)
+        finally:
+            self._fresh.discard(worker)
+            worker.close()
+        return _unwrap(payload, out)
+
+    def close(self) -> None:
+        """Kill every worker (also from another thread, e.g. on Ctrl-C or the run's deadline)."""
+        self._closed = True
+        for w in [self._worker, *self._fresh]:
+            if w is not None and w.rfd != -1:
+                kill_group(w.proc, grace=0.5)
+        if self._lock.acquire(timeout=5):
+            try:
+                if self._worker is not None and self._worker.rfd != -1:
+                    self._worker.close()
+                self._worker = None
+            finally:
+                self._lock.release()
+
+
+def _unwrap(payload: dict, out: str) -> Any:
+    if payload.get("ok"):
+        return payload.get("value")
+    raise ProbeRaised(
+        str(payload.get("exc_type", "Exception")),
+        str(payload.get("message", "")),
+        str(payload.get("traceback", "")),
+        out,
+    )

@@ -1,0 +1,146 @@
+"""The runner: evaluates checks against the fact store, contains every error, keeps time.
+
+Checks run on worker threads so the cheap static checks proceed while a probe works (probe
+calls themselves are serialised by the probe client). Checks that need the probe are started
+first, so the torch import in the worker begins at once. When the run's deadline passes or the
+user presses Ctrl-C, the probe workers are killed and every unfinished check becomes an
+``error`` row saying so; the partial report is still returned.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from envdoctor.api import CheckSpec, ProbeError, ProbeRaised, Result, Skip, Status
+from envdoctor.facts import FactStore
+from envdoctor.report import CheckOutcome
+
+
+def _row(spec: CheckSpec, status: Status, message: str, *, hint: str = "", duration: float = 0.0, result: Result | None = None) -> CheckOutcome:
+    return CheckOutcome(
+        id=spec.id,
+        title=spec.title,
+        status=status,
+        message=message,
+        hint=hint,
+        tags=spec.tags,
+        source=spec.source,
+        details=dict(result.details) if result else {},
+        items=result.items if result else (),
+        duration=duration,
+    )
+
+
+def evaluate(spec: CheckSpec, store: FactStore) -> CheckOutcome:
+    """Run one check; never raises."""
+    start = time.monotonic()
+    kwargs, blocked = store.arguments(spec.params)
+    if blocked is not None:
+        if blocked.error:
+            return _row(spec, Status.ERROR, f"could not run: {blocked.error}", duration=time.monotonic() - start)
+        return _row(spec, Status.SKIP, blocked.reason, duration=time.monotonic() - start)
+    try:
+        result = spec.func(**kwargs)
+    except Skip as e:
+        return _row(spec, Status.SKIP, e.reason, duration=time.monotonic() - start)
+    except ProbeError as e:
+        return _row(spec, Status.ERROR, e.diagnosis, duration=time.monotonic() - start)
+    except ProbeRaised as e:
+        return _row(spec, Status.ERROR, f"its probe raised {e.exc_type}: {e.message}", duration=time.monotonic() - start)
+    except Exception as e:  # noqa: BLE001 - a crashing check is a row, not a crash
+        return _row(spec, Status.ERROR, f"check crashed: {type(e).__name__}: {e}", duration=time.monotonic() - start)
+    duration = time.monotonic() - start
+    if not isinstance(result, Result):
+        return _row(spec, Status.ERROR, f"check returned {type(result).__name__}, not a Result", duration=duration)
+    if result.status is Status.ERROR:
+        return _row(spec, Status.ERROR, f"check returned 'error' itself (only the runner assigns it): {result.message}", duration=duration)
+    return _row(spec, result.status, result.message, hint=result.hint, duration=duration, result=result)
+
+
+class Progress:
+    """Receives start and finish events (from worker threads)."""
+
+    def started(self, spec: CheckSpec) -> None: ...
+
+    def finished(self, outcome: CheckOutcome) -> None: ...
+
+
+@dataclass
+class RunState:
+    outcomes: dict[str, CheckOutcome]
+    interrupted: bool = False
+    timed_out: bool = False
+
+
+def run_checks(
+    specs: Sequence[CheckSpec],
+    store: FactStore,
+    *,
+    deadline: float | None = None,
+    jobs: int = 8,
+    progress: Progress | None = None,
+    on_stop: Callable[[], None] | None = None,
+) -> RunState:
+    """Evaluate ``specs``. ``deadline`` is a monotonic time; ``on_stop`` kills probes."""
+    progress = progress or Progress()
+    ordered = sorted(specs, key=lambda s: (0 if any(p.name == "probe" for p in s.params) else 1))
+    todo: queue.Queue[CheckSpec] = queue.Queue()
+    for s in ordered:
+        todo.put(s)
+    state = RunState({})
+    done = threading.Condition()
+    running: dict[str, float] = {}
+
+    def worker() -> None:
+        while True:
+            try:
+                spec = todo.get_nowait()
+            except queue.Empty:
+                return
+            with done:
+                if state.interrupted or state.timed_out:
+                    return
+                running[spec.id] = time.monotonic()
+            progress.started(spec)
+            outcome = evaluate(spec, store)
+            with done:
+                running.pop(spec.id, None)
+                if spec.id not in state.outcomes:
+                    state.outcomes[spec.id] = outcome
+                    progress.finished(outcome)
+                done.notify_all()
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"envdoctor-check-{i}") for i in range(max(1, min(jobs, len(specs))))]
+    for t in threads:
+        t.start()
+    try:
+        with done:
+            while len(state.outcomes) < len(specs):
+                if deadline is not None and time.monotonic() >= deadline:
+                    state.timed_out = True
+                    break
+                if not any(t.is_alive() for t in threads):
+                    break
+                done.wait(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+    except KeyboardInterrupt:
+        state.interrupted = True
+    if state.timed_out or state.interrupted:
+        if on_stop is not None:
+            on_stop()
+        # Give checks whose probe was just killed a moment to record their own diagnosis.
+        grace_end = time.monotonic() + 1.0
+        with done:
+            while len(state.outcomes) < len(specs) and time.monotonic() < grace_end and running:
+                done.wait(0.05)
+    why = "interrupted (Ctrl-C) before it finished" if state.interrupted else "did not finish within the run's --timeout"
+    with done:
+        for spec in specs:
+            if spec.id not in state.outcomes:
+                was_running = spec.id in running
+                msg = why if was_running else why.replace("before it finished", "before it started").replace("did not finish", "was not started")
+                state.outcomes[spec.id] = _row(spec, Status.ERROR, msg)
+    return state

@@ -1,0 +1,156 @@
+"""Run an external command safely: argv list, own process group, deadline, bounded output.
+
+Used by facts (``nvidia-smi``, ``ldconfig -p``, ``ptxas --version``) and by the probe
+machinery. Never raises for a missing, hanging or crashing program: the outcome is data.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+MAX_OUTPUT = 256 * 1024
+KILL_GRACE = 2.0
+
+
+@dataclass(frozen=True)
+class Completed:
+    argv: tuple[str, ...]
+    returncode: int | None  # None when it never started or was killed at the deadline
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    error: str = ""  # why it could not start ("not found", "permission denied")
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.error
+
+    @property
+    def signal(self) -> int | None:
+        rc = self.returncode
+        return -rc if rc is not None and rc < 0 else None
+
+    def describe(self) -> str:
+        """One line saying how it ended, for messages."""
+        name = os.path.basename(self.argv[0]) if self.argv else "command"
+        if self.error:
+            return f"{name}: {self.error}"
+        if self.timed_out:
+            return f"{name} did not finish within {self.duration:.0f}s (killed)"
+        if self.signal:
+            return f"{name} {describe_signal(self.signal)}"
+        if self.returncode:
+            tail = last_line(self.stderr) or last_line(self.stdout)
+            return f"{name} exited with {self.returncode}" + (f": {tail}" if tail else "")
+        return f"{name} succeeded"
+
+
+def describe_signal(sig: int) -> str:
+    try:
+        name = signal.Signals(sig).name
+    except ValueError:
+        name = f"signal {sig}"
+    meaning = {
+        signal.SIGSEGV: "segmentation fault",
+        signal.SIGABRT: "aborted",
+        signal.SIGBUS: "bus error (often an exhausted /dev/shm)",
+        signal.SIGFPE: "floating-point exception",
+        signal.SIGILL: "illegal instruction (a binary built for another CPU?)",
+        signal.SIGKILL: "killed, most often by the kernel's out-of-memory killer",
+    }.get(sig)
+    return f"died of {name}" + (f" ({meaning})" if meaning else "")
+
+
+def last_line(text: str) -> str:
+    for line in reversed(text.strip().splitlines()):
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def kill_group(proc: subprocess.Popen, grace: float = KILL_GRACE) -> None:
+    """TERM then KILL the whole process group of ``proc`` (it must lead its own session)."""
+    if proc.poll() is not None:
+        # The leader is gone but children may linger in the group.
+        _signal_group(proc.pid, signal.SIGKILL)
+        return
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(proc.pid, signal.SIGKILL)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def read_tail(f, limit: int = MAX_OUTPUT) -> str:
+    f.flush()
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    f.seek(max(0, size - limit))
+    data = f.read()
+    text = data.decode("utf-8", "replace")
+    return ("…" + text) if size > limit else text
+
+
+def run(
+    argv: Sequence[str],
+    timeout: float = 10.0,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    input: str | None = None,
+) -> Completed:
+    argv = tuple(str(a) for a in argv)
+    start = time.monotonic()
+    # Output goes to temporary files, not pipes: a chatty child can never block on a full pipe,
+    # and we keep only the tail.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            return Completed(argv, None, "", "", error="not found", duration=time.monotonic() - start)
+        except PermissionError:
+            return Completed(argv, None, "", "", error="permission denied", duration=time.monotonic() - start)
+        except OSError as e:
+            return Completed(argv, None, "", "", error=e.strerror or str(e), duration=time.monotonic() - start)
+        timed_out = False
+        try:
+            if input is not None:
+                try:
+                    proc.stdin.write(input.encode())
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            kill_group(proc)  # also reaps grandchildren left behind by a finished leader
+        rc = None if timed_out else proc.returncode
+        return Completed(argv, rc, read_tail(out), read_tail(err), timed_out, "", time.monotonic() - start)
