@@ -82,7 +82,9 @@ class FactStore:
         except ProbeRaised as e:
             return FactOutcome(name, error=f"its probe raised {e}", duration=time.monotonic() - start)
         except Exception as e:  # noqa: BLE001 - a crashing provider must not crash the run
-            return FactOutcome(name, error=f"fact {name!r} could not be gathered: {type(e).__name__}: {e}", duration=time.monotonic() - start)
+            return FactOutcome(
+                name, error=f"fact {name!r} could not be gathered: {type(e).__name__}: {e}", duration=time.monotonic() - start
+            )
         return FactOutcome(name, value, duration=time.monotonic() - start)
 
     def arguments(self, params) -> tuple[dict[str, Any], FactOutcome | None]:

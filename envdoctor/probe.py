@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from envdoctor.api import ProbeError, ProbeRaised
-from envdoctor.subproc import describe_signal, kill_group, read_tail
+from envdoctor.subproc import describe_signal, kill_group
 
 _BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor._probe_child import main; main()"
 OUTPUT_TAIL = 16 * 1024

@@ -20,7 +20,9 @@ from envdoctor.facts import FactStore
 from envdoctor.report import CheckOutcome
 
 
-def _row(spec: CheckSpec, status: Status, message: str, *, hint: str = "", duration: float = 0.0, result: Result | None = None) -> CheckOutcome:
+def _row(
+    spec: CheckSpec, status: Status, message: str, *, hint: str = "", duration: float = 0.0, result: Result | None = None
+) -> CheckOutcome:
     return CheckOutcome(
         id=spec.id,
         title=spec.title,
@@ -87,7 +89,7 @@ def run_checks(
 ) -> RunState:
     """Evaluate ``specs``. ``deadline`` is a monotonic time; ``on_stop`` kills probes."""
     progress = progress or Progress()
-    ordered = sorted(specs, key=lambda s: (0 if any(p.name == "probe" for p in s.params) else 1))
+    ordered = sorted(specs, key=lambda s: 0 if any(p.name == "probe" for p in s.params) else 1)
     todo: queue.Queue[CheckSpec] = queue.Queue()
     for s in ordered:
         todo.put(s)
@@ -141,6 +143,10 @@ def run_checks(
         for spec in specs:
             if spec.id not in state.outcomes:
                 was_running = spec.id in running
-                msg = why if was_running else why.replace("before it finished", "before it started").replace("did not finish", "was not started")
+                msg = (
+                    why
+                    if was_running
+                    else why.replace("before it finished", "before it started").replace("did not finish", "was not started")
+                )
                 state.outcomes[spec.id] = _row(spec, Status.ERROR, msg)
     return state

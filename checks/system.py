@@ -1,0 +1,297 @@
+"""The machine under the stack: OS, C library, Python, CPU/RAM, /dev/shm, mounts, containers.
+
+Facts shared with other areas: ``python_info``, ``ldconfig``, ``mounts`` (with
+:func:`find_mount`), ``container``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor.subproc import run
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+
+def _fmt_bytes(n: float) -> str:
+    return f"{n / GIB:.1f} GiB" if n >= GIB else f"{n / MIB:.0f} MiB"
+
+
+def python_include_dir() -> str:
+    """The include directory Triton's launcher build compiles against: Debian's
+    ``posix_local`` scheme is mapped to ``posix_prefix`` as triton/runtime/build.py does."""
+    scheme = sysconfig.get_default_scheme()
+    if scheme == "posix_local":
+        scheme = "posix_prefix"
+    return sysconfig.get_paths(scheme=scheme)["include"]
+
+
+@fact("python_info")
+def python_info() -> dict:
+    include = python_include_dir()
+    paths = sysconfig.get_paths()
+    import site
+
+    return {
+        "version": platform.python_version(),
+        "version_info": list(sys.version_info[:3]),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "include_dir": include,
+        "python_h": os.path.isfile(os.path.join(include, "Python.h")),
+        "free_threading": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+        "purelib": paths.get("purelib"),
+        "platlib": paths.get("platlib"),
+        "user_site_enabled": bool(site.ENABLE_USER_SITE),
+    }
+
+
+def parse_ldconfig(text: str) -> dict[str, list[str]]:
+    """``ldconfig -p`` lines look like
+    ``\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1``."""
+    libs: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        name, sep, path = line.strip().partition(" => ")
+        if not sep:
+            continue
+        soname = name.split(" (", 1)[0].strip()
+        libs.setdefault(soname, []).append(path.strip())
+    return libs
+
+
+LDCONFIG_CANDIDATES = ("/sbin/ldconfig", "/usr/sbin/ldconfig", "/sbin/ldconfig.real")
+
+
+@fact("ldconfig")
+def ldconfig() -> dict:
+    # Triton runs /sbin/ldconfig by absolute path; distroless and NixOS have none.
+    exe = next((p for p in LDCONFIG_CANDIDATES if os.access(p, os.X_OK)), None) or shutil.which("ldconfig")
+    if not exe:
+        raise Unavailable("ldconfig not found")
+    done = run([exe, "-p"], timeout=10)
+    if not done.ok:
+        raise Unavailable(f"ldconfig -p failed: {done.describe()}")
+    return {"path": exe, "libs": parse_ldconfig(done.stdout)}
+
+
+def _unescape(field: str) -> str:
+    # mountinfo escapes space, tab, newline and backslash as octal.
+    return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def parse_mountinfo(text: str) -> list[dict]:
+    mounts = []
+    for line in text.splitlines():
+        left, sep, right = line.partition(" - ")
+        if not sep:
+            continue
+        a, b = left.split(), right.split()
+        if len(a) < 6 or len(b) < 2:
+            continue
+        options = a[5].split(",") + (b[2].split(",") if len(b) > 2 else [])
+        mounts.append({"mount_point": _unescape(a[4]), "fstype": b[0], "source": _unescape(b[1]), "options": sorted(set(options))})
+    return mounts
+
+
+@fact("mounts")
+def mounts() -> list:
+    try:
+        return parse_mountinfo(Path("/proc/self/mountinfo").read_text())
+    except OSError as e:
+        raise Unavailable(f"cannot read /proc/self/mountinfo: {e.strerror}") from e
+
+
+NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p")
+
+
+def find_mount(path: str, mounts: list) -> dict | None:
+    """The mount entry that ``path`` (or its nearest existing parent) lives on."""
+    p = os.path.realpath(path)
+    best = None
+    for m in mounts or []:
+        mp = m["mount_point"]
+        if p == mp or p.startswith(mp.rstrip("/") + "/") or mp == "/":
+            if best is None or len(mp) >= len(best["mount_point"]):
+                best = m
+    return best
+
+
+def is_network_fs(mount: dict | None) -> bool:
+    return bool(mount) and (mount["fstype"] in NETWORK_FS or mount["fstype"].startswith("fuse."))
+
+
+@fact("container")
+def container(env) -> dict:
+    evidence = []
+    kind = None
+    if os.path.exists("/.dockerenv"):
+        evidence.append("/.dockerenv exists")
+        kind = "docker"
+    if os.path.exists("/run/.containerenv"):
+        evidence.append("/run/.containerenv exists")
+        kind = kind or "podman"
+    if env.get("KUBERNETES_SERVICE_HOST"):
+        evidence.append("KUBERNETES_SERVICE_HOST is set")
+        kind = "kubernetes"
+    try:
+        cgroup = Path("/proc/1/cgroup").read_text()
+        for word in ("docker", "kubepods", "containerd", "libpod"):
+            if word in cgroup:
+                evidence.append(f"/proc/1/cgroup mentions {word}")
+                kind = kind or "container"
+                break
+    except OSError:
+        pass
+    if env.get("container"):
+        evidence.append(f"container={env['container']}")
+        kind = kind or "container"
+    return {"in_container": bool(evidence), "kind": kind, "evidence": evidence}
+
+
+@check("system.python", tags=("build",))
+def python_version(python_info):
+    """Python version and headers"""
+    v = python_info["version"]
+    extra = " (free-threaded build)" if python_info["free_threading"] else ""
+    if tuple(python_info["version_info"][:2]) < (3, 9):
+        return fail(f"Python {v} is too old for current PyTorch releases", hint="Use Python 3.10 or newer.")
+    if not python_info["python_h"]:
+        return warn(
+            f"Python {v}{extra}: Python.h is missing from {python_info['include_dir']}; Triton and Inductor cannot compile their launchers",
+            hint=f"apt-get install python{v.rsplit('.', 1)[0]}-dev  (or dnf install python3-devel; or use a Python that ships headers)",
+        )
+    return ok(f"Python {v}{extra} with headers", details={"executable": python_info["executable"]})
+
+
+@fact("os_release")
+def os_release() -> dict:
+    import distro
+
+    return {
+        "id": distro.id(),
+        "name": distro.name(pretty=True) or platform.system(),
+        "version": distro.version(),
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "libc": list(platform.libc_ver()),
+    }
+
+
+@check("system.os", tags=("build",))
+def os_info(os_release):
+    """Operating system and C library"""
+    libc, libc_version = (os_release["libc"] + ["", ""])[:2]
+    msg = f"{os_release['name']} ({os_release['machine']}), kernel {os_release['kernel']}"
+    if sys.platform.startswith("linux") and libc != "glibc":
+        return warn(
+            f"{msg}: not a glibc system ({libc or 'musl?'}); PyPI torch wheels need glibc",
+            hint="Use a glibc-based image (Debian, Ubuntu, RHEL), not Alpine.",
+        )
+    if libc == "glibc":
+        msg += f", glibc {libc_version}"
+        major_minor = tuple(int(x) for x in libc_version.split(".")[:2] if x.isdigit())
+        # PyPI torch moved from manylinux2014 (glibc 2.17) to manylinux_2_28 from torch 2.7.
+        if major_minor and major_minor < (2, 28):
+            return warn(
+                f"{msg}: torch 2.7 and newer wheels need glibc 2.28 or newer",
+                hint="Move to a newer base image (Ubuntu 20.04+, Debian 10+, RHEL 8+), or stay on torch 2.6 or older.",
+            )
+    return ok(msg)
+
+
+@check("system.resources", tags=("build",))
+def resources():
+    """CPU and memory"""
+    import psutil
+
+    cpus = psutil.cpu_count(logical=True) or 0
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = cpus
+    mem = psutil.virtual_memory()
+    msg = f"{usable} CPU(s) usable of {cpus}, {_fmt_bytes(mem.total)} RAM ({_fmt_bytes(mem.available)} available)"
+    details = {"cpus": cpus, "usable_cpus": usable, "memory_total": mem.total, "memory_available": mem.available}
+    if mem.available < 1 * GIB:
+        return warn(
+            msg + ": less than 1 GiB of memory is available", hint="Free memory or raise the container's memory limit.", details=details
+        )
+    return ok(msg, details=details)
+
+
+SHM_WARN = 1 * GIB
+
+
+@fact("shm")
+def shm() -> dict:
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError as e:
+        raise Unavailable(f"/dev/shm is not available: {e.strerror}") from e
+    return {"size": st.f_frsize * st.f_blocks, "free": st.f_frsize * st.f_bavail}
+
+
+@check("system.shm", tags=("build",))
+def shm_size(shm=None, container=None):
+    """/dev/shm is large enough for DataLoader workers and NCCL"""
+    if not shm:
+        if sys.platform.startswith("linux"):
+            return fail(
+                f"{shm.reason}: DataLoader workers and NCCL need shared memory",
+                hint="Mount a tmpfs at /dev/shm (docker run --shm-size=16g, or --ipc=host).",
+            )
+        return skip("no /dev/shm on this platform")
+    size = shm["size"]
+    details = {"size": size, "free": shm["free"]}
+    if size < SHM_WARN:
+        where = " (Docker's default is 64 MiB)" if container and container.get("in_container") else ""
+        return warn(
+            f"/dev/shm is only {_fmt_bytes(size)}{where}: DataLoader workers can die with 'Bus error'",
+            hint="docker run --shm-size=16g (or --ipc=host); on Kubernetes mount an emptyDir with medium: Memory at /dev/shm.",
+            details=details,
+        )
+    return ok(f"/dev/shm is {_fmt_bytes(size)} ({_fmt_bytes(shm['free'])} free)", details=details)
+
+
+@check("system.container", tags=("build",))
+def container_info(container):
+    """Container detection"""
+    if not container["in_container"]:
+        return ok("not in a container")
+    return ok(f"in a container ({container['kind']}): {'; '.join(container['evidence'])}", details=container)
+
+
+DISK_WARN = 5 * GIB
+
+
+@check("system.disk", tags=("build",))
+def disk_space(env):
+    """Free disk space for compile caches and temporary files"""
+    import tempfile
+
+    tmp = tempfile.gettempdir()
+    home = env.get("HOME") or os.path.expanduser("~")
+    places = {}
+    for label, path in (("temporary directory", tmp), ("home", home)):
+        try:
+            places[label] = (path, shutil.disk_usage(path).free)
+        except OSError:
+            continue
+    if not places:
+        return skip("neither the temporary directory nor HOME could be measured")
+    low = {k: v for k, v in places.items() if v[1] < DISK_WARN}
+    text = ", ".join(f"{k} {p}: {_fmt_bytes(free)} free" for k, (p, free) in places.items())
+    if low:
+        return warn(
+            f"little disk space: {text}",
+            hint="Free space or point TRITON_CACHE_DIR / TORCHINDUCTOR_CACHE_DIR / TMPDIR at a larger volume.",
+            details={k: {"path": p, "free": f} for k, (p, f) in places.items()},
+        )
+    return ok(text)

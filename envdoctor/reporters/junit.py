@@ -1,0 +1,41 @@
+"""JUnit XML: one testcase per check; fail → <failure>, error → <error>, skip → <skipped>.
+Warnings pass (with their text in system-out) so CI dashboards stay green unless --strict."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from envdoctor.api import Status
+from envdoctor.report import Report
+
+
+def render_junit(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
+    c = report.counts()
+    failures = c["fail"] + (c["warn"] if strict else 0)
+    suite = ET.Element(
+        "testsuite",
+        name="envdoctor",
+        tests=str(len(report.results)),
+        failures=str(failures),
+        errors=str(c["error"]),
+        skipped=str(c["skip"]),
+        time=f"{report.duration:.3f}",
+        timestamp=report.started_at,
+    )
+    for r in report.results:
+        case = ET.SubElement(suite, "testcase", classname=f"envdoctor.{r.area}", name=r.id, time=f"{r.duration:.3f}")
+        text = "\n".join(
+            filter(None, [r.message, f"hint: {r.hint}" if r.hint else ""] + [f"{i.status.value}: {i.name}: {i.message}" for i in r.items])
+        )
+        if r.status is Status.FAIL or (strict and r.status is Status.WARN):
+            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = text
+        elif r.status is Status.ERROR:
+            ET.SubElement(case, "error", message=r.message, type="error").text = text
+        elif r.status is Status.SKIP:
+            ET.SubElement(case, "skipped", message=r.message)
+        elif r.message:
+            ET.SubElement(case, "system-out").text = f"{r.status.value}: {text}"
+    root = ET.Element("testsuites", name="envdoctor", tests=suite.get("tests"), failures=suite.get("failures"), errors=suite.get("errors"))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

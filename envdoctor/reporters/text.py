@@ -1,0 +1,86 @@
+"""Human-readable report: grouped by area, a mark per check, hints under problems, one summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from envdoctor.api import Status
+from envdoctor.report import Report
+
+MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
+ASCII_MARKS = {Status.PASS: "ok", Status.WARN: "!!", Status.FAIL: "XX", Status.SKIP: "--", Status.ERROR: "EE"}
+COLORS = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}
+AREA_ORDER = ("system", "packages", "nvidia", "torch", "triton", "toolchain", "compile", "xla", "smoke", "perf", "expect", "distributed")
+
+
+def _marks() -> dict:
+    enc = (getattr(sys.stdout, "encoding", None) or "").lower()
+    return MARKS if "utf" in enc else ASCII_MARKS
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"\033[{code}m{text}\033[0m" if color else text
+
+
+def summary_line(report: Report) -> str:
+    c = report.counts()
+
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    parts = [f"{c['pass']} passed"]
+    if c["warn"]:
+        parts.append(n(c["warn"], "warning"))
+    if c["fail"]:
+        parts.append(f"{c['fail']} failed")
+    if c["error"]:
+        parts.append(n(c["error"], "error"))
+    if c["skip"]:
+        parts.append(f"{c['skip']} skipped")
+    tail = " (interrupted)" if report.interrupted else " (stopped at --timeout)" if report.timed_out else ""
+    return f"{', '.join(parts)} in {report.duration:.1f}s{tail}"
+
+
+def verdict(report: Report, strict: bool = False) -> str:
+    c = report.counts()
+    if c["fail"] or c["error"]:
+        return "PROBLEMS FOUND"
+    if c["warn"]:
+        return "WARNINGS" if strict else "OK, with warnings"
+    return "HEALTHY"
+
+
+def render_text(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
+    marks = _marks()
+    order = {a: i for i, a in enumerate(AREA_ORDER)}
+    areas: dict[str, list] = {}
+    for r in report.results:
+        areas.setdefault(r.area, []).append(r)
+    lines = [f"envdoctor {report.tool_version} — {report.platform.get('summary', '')}".rstrip(" —"), ""]
+    for area in sorted(areas, key=lambda a: (order.get(a, len(order)), a)):
+        lines.append(_paint(area, "1", color))
+        for r in areas[area]:
+            mark = _paint(marks[r.status], COLORS[r.status], color)
+            text = r.message or r.title
+            line = f"  {mark} {r.title}" + (f": {text}" if r.message else "")
+            if verbose:
+                line += f"  [{r.id}, {r.duration:.2f}s]"
+            lines.append(line)
+            for item in r.items:
+                if verbose or item.status is not Status.PASS or r.status is not Status.PASS:
+                    imark = _paint(marks[item.status], COLORS[item.status], color)
+                    lines.append(f"      {imark} {item.name}" + (f": {item.message}" if item.message else ""))
+            if r.hint and r.status in (Status.WARN, Status.FAIL, Status.ERROR):
+                lines.append(f"      → {r.hint}")
+            if verbose and r.details:
+                for k, v in r.details.items():
+                    val = v if isinstance(v, str) else json.dumps(v, default=str)
+                    if len(val) > 300:
+                        val = val[:297] + "..."
+                    lines.append(_paint(f"      {k}: {val}", "2", color))
+        lines.append("")
+    head = verdict(report, strict)
+    code = "31" if head == "PROBLEMS FOUND" else "33" if "WARN" in head else "32"
+    lines.append(_paint(head, "1;" + code, color) + ": " + summary_line(report))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,98 @@
+"""One doctor run: discover, choose, gather and judge, and build the report.
+
+The CLI is thin glue around :func:`execute`; the distributed mode and tests call it directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envdoctor import __version__
+from envdoctor.api import CheckSpec
+from envdoctor.facts import FactStore
+from envdoctor.probe import ProbeClient
+from envdoctor.registry import Registry, discover
+from envdoctor.report import Report
+from envdoctor.runner import Progress, run_checks
+from envdoctor.select import choose
+
+# Facts the engine supplies itself. They are inputs, not findings, and are never reported
+# (``env`` holds the whole environment, secrets included).
+SPECIALS = ("probe", "options", "env")
+
+
+@dataclass
+class RunOptions:
+    select: Sequence[str] = ()
+    deselect: Sequence[str] = ()
+    profile: str = "default"
+    timeout: float | None = 300.0
+    checks_paths: Sequence[str] = ()
+    verbose: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more entries for the `options` fact
+
+    def as_fact(self) -> dict[str, Any]:
+        return {"profile": self.profile, "verbose": self.verbose, "timeout": self.timeout, **dict(self.extra)}
+
+
+def platform_facts() -> dict[str, Any]:
+    system = f"{platform.system()} {platform.release()}"
+    py = platform.python_version()
+    return {
+        "hostname": socket.gethostname(),
+        "system": platform.system(),
+        "release": platform.release(),
+        "machine": platform.machine(),
+        "python": py,
+        "summary": f"{system} {platform.machine()}, Python {py}",
+    }
+
+
+def execute(
+    opts: RunOptions,
+    *,
+    registry: Registry | None = None,
+    specs: Sequence[CheckSpec] | None = None,
+    progress: Progress | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Report:
+    started = time.monotonic()
+    started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    deadline = started + opts.timeout if opts.timeout else None
+    reg = registry if registry is not None else discover(tuple(opts.checks_paths))
+    chosen = list(specs) if specs is not None else choose(reg.checks, opts.select, opts.deselect, opts.profile)
+    env = dict(os.environ if env is None else env)
+    probe = ProbeClient(extra_path=reg.paths, env=env)
+    probe.deadline = deadline
+    store = FactStore(reg.facts, given={"probe": probe, "options": opts.as_fact(), "env": env})
+    try:
+        state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close)
+    finally:
+        probe.close()
+    results = [state.outcomes[s.id] for s in chosen] + list(reg.problems)
+    facts: dict[str, Any] = {}
+    for name, out in sorted(store.computed().items()):
+        if name in SPECIALS:
+            continue
+        if out.available:
+            facts[name] = out.value
+        else:
+            facts[name] = {"unavailable": out.reason} if out.reason else {"error": out.error}
+    return Report(
+        tool_version=__version__,
+        started_at=started_at,
+        duration=time.monotonic() - started,
+        platform=platform_facts(),
+        results=tuple(results),
+        facts=facts,
+        options={"profile": opts.profile, "select": list(opts.select), "deselect": list(opts.deselect), "timeout": opts.timeout},
+        interrupted=state.interrupted,
+        timed_out=state.timed_out,
+    )
