@@ -1,0 +1,146 @@
+"""The command line as a user drives it: real subprocesses, real entry points, exit codes."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.conftest import make_plugin, run_cli
+
+CHEAP = ("--select", "system,packages")
+
+
+def test_help_and_version():
+    r = run_cli("--help")
+    assert r.returncode == 0
+    assert "check" in r.stdout and "list" in r.stdout
+    v = run_cli("--version")
+    assert v.returncode == 0 and "envdoctor" in v.stdout
+
+
+def test_check_text_report_grouped_with_summary():
+    r = run_cli("check", *CHEAP, "--no-color")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "system" in lines and "packages" in lines  # area headings
+    assert any(line.startswith("HEALTHY") or line.startswith("OK, with warnings") for line in lines)
+    assert "passed" in lines[-1] and lines[-1].rstrip().endswith("s")
+    assert "\033[" not in r.stdout  # no colour when not a TTY
+    assert "Traceback" not in r.stderr
+
+
+def test_verbose_adds_ids_and_durations():
+    r = run_cli("check", "--select", "system.python", "-v")
+    assert "[system.python, " in r.stdout
+
+
+def test_json_junit_markdown_in_one_run(tmp_path):
+    j, x, m = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.md"
+    r = run_cli("check", *CHEAP, "--json", str(j), "--junit-xml", str(x), "--markdown", str(m))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(j.read_text())
+    assert data["schema_version"] and data["tool"]["name"] == "envdoctor"
+    assert {row["id"] for row in data["results"]} >= {"system.python", "packages.versions"}
+    suite = ET.parse(x).getroot().find("testsuite")
+    assert int(suite.get("tests")) == len(data["results"])
+    assert m.read_text().startswith("### envdoctor report")
+
+
+def test_format_json_to_stdout_and_output_file(tmp_path):
+    out = tmp_path / "report.json"
+    r = run_cli("check", *CHEAP, "--format", "json", "--output", str(out))
+    assert r.returncode == 0 and r.stdout == ""
+    assert json.loads(out.read_text())["summary"]["total"] >= 2
+
+
+def test_unknown_select_is_a_usage_error():
+    r = run_cli("check", "--select", "no.such.check")
+    assert r.returncode == 2
+    assert "no check matches 'no.such.check'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "--format", "yaml"),
+        ("check", "--timeout", "-3"),
+        ("nosuchcommand",),
+        ("check", "--output", "/nonexistent-dir/x.json"),
+    ],
+)
+def test_bad_command_lines_exit_2_without_traceback(args):
+    r = run_cli(*args)
+    assert r.returncode == 2, (args, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and r.stderr.strip()
+
+
+def test_output_to_a_directory_is_refused(tmp_path):
+    r = run_cli("check", *CHEAP, "--output", str(tmp_path))
+    assert r.returncode == 2
+    assert "is a directory" in r.stderr
+
+
+def test_strict_turns_a_warning_into_exit_1(tmp_path):
+    plugin = make_plugin(
+        tmp_path / "site",
+        "warnplugin",
+        "envdoctor_warnplugin",
+        """
+        from envdoctor import check, warn
+
+        @check("site.always_warns")
+        def always_warns():
+            '''A site check that warns'''
+            return warn("something to look at", hint="look at it")
+        """,
+    )
+    env = {"PYTHONPATH": str(plugin)}
+    relaxed = run_cli("check", "--select", "site", env=env)
+    assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
+    assert "→ look at it" in relaxed.stdout
+    strict = run_cli("check", "--select", "site", "--strict", env=env)
+    assert strict.returncode == 1
+
+
+def test_failing_check_exits_1_and_shows_hint(tmp_path):
+    (tmp_path / "local_fail.py").write_text(
+        "from envdoctor import check, fail\n"
+        "@check('local.broken')\n"
+        "def broken():\n"
+        "    '''A local check that fails'''\n"
+        "    return fail('the frobnicator is unplugged', hint='plug it in: frob --plug')\n"
+    )
+    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "local")
+    assert r.returncode == 1
+    assert "the frobnicator is unplugged" in r.stdout
+    assert "→ plug it in: frob --plug" in r.stdout
+    assert r.stdout.rstrip().splitlines()[-1].startswith("PROBLEMS FOUND")
+
+
+def test_no_color_env_and_flag(tmp_path):
+    # Colour is only ever used on a TTY; neither of these may produce escape codes.
+    for args, env in ((("--no-color",), {}), ((), {"NO_COLOR": "1"})):
+        r = run_cli("check", "--select", "system.python", *args, env=env)
+        assert "\033[" not in r.stdout
+
+
+def test_list_shows_ids_titles_sources():
+    r = run_cli("list")
+    assert r.returncode == 0
+    assert "system.python" in r.stdout and "(built-in)" in r.stdout
+    data = json.loads(run_cli("list", "--format", "json").stdout)
+    assert any(row["id"] == "packages.versions" and row["source"] == "built-in" for row in data)
+
+
+def test_internal_error_exit_code_and_no_traceback(tmp_path):
+    # A reporter crashing is envdoctor's own bug: exit 3, one message, no traceback.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import envdoctor.reporters.text as t\ndef boom(*a, **k):\n    raise RuntimeError('reporter exploded')\nt.render_text = boom\n"
+    )
+    r = run_cli("check", "--select", "system.python", env={"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 3
+    assert "internal error" in r.stderr and "reporter exploded" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -1,0 +1,82 @@
+"""Plugin discovery through real entry points and --checks-path (no mocking of imports)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import make_plugin, run_cli
+
+GOOD = """
+from envdoctor import check, fact, ok
+
+@fact("site_answer")
+def site_answer():
+    return 42
+
+@check("site.answer", tags=("build",))
+def answer(site_answer):
+    '''The site answer is known'''
+    return ok(f"the answer is {site_answer}")
+"""
+
+BAD = """
+raise ImportError("libfrob.so.3: cannot open shared object file")
+"""
+
+
+def test_plugin_distribution_appears_in_list_and_report(tmp_path):
+    site = make_plugin(tmp_path / "site", "envdoctor-siteplugin", "envdoctor_siteplugin", GOOD, version="2.5")
+    env = {"PYTHONPATH": str(site)}
+    listing = run_cli("list", env=env)
+    assert "site.answer" in listing.stdout
+    assert "envdoctor-siteplugin 2.5 [envdoctor_siteplugin]" in listing.stdout
+    r = run_cli("check", "--select", "site", "--format", "json", env=env)
+    assert r.returncode == 0, r.stderr
+    row = next(x for x in json.loads(r.stdout)["results"] if x["id"] == "site.answer")
+    assert row["status"] == "pass" and row["message"] == "the answer is 42"
+    assert row["source"].startswith("envdoctor-siteplugin 2.5")
+
+
+def test_broken_plugin_is_one_error_row_and_breaks_nothing(tmp_path):
+    site = make_plugin(tmp_path / "site", "envdoctor-badplugin", "envdoctor_badplugin", BAD)
+    env = {"PYTHONPATH": str(site)}
+    assert run_cli("--help", env=env).returncode == 0
+    listing = run_cli("list", env=env)
+    assert listing.returncode == 0
+    assert "system.python" in listing.stdout  # the built-ins still load
+    assert "envdoctor-badplugin 1.0" in listing.stdout and "libfrob.so.3" in listing.stdout
+    r = run_cli("check", "--select", "system.python", "--format", "json", env=env)
+    rows = json.loads(r.stdout)["results"]
+    errors = [x for x in rows if x["status"] == "error"]
+    assert len(errors) == 1
+    assert errors[0]["id"] == "plugin.envdoctor_badplugin"
+    assert "envdoctor-badplugin 1.0" in errors[0]["message"] and "ImportError" in errors[0]["message"]
+    assert any(x["id"] == "system.python" and x["status"] == "pass" for x in rows)
+    assert r.returncode == 1  # an error row means the environment was not fully verified
+
+
+def test_checks_path_modules_and_their_errors(tmp_path):
+    (tmp_path / "good.py").write_text(GOOD.replace("site.answer", "local.answer").replace("site_answer", "local_answer"))
+    (tmp_path / "broken.py").write_text("def (:\n")
+    (tmp_path / "_private.py").write_text("raise SystemExit('must not be imported')\n")
+    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "local", "--format", "json")
+    rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
+    assert rows["local.answer"]["status"] == "pass"
+    assert rows["local.answer"]["source"] == f"path:{tmp_path / 'good.py'}"
+    assert rows["plugin.path.broken"]["status"] == "error"
+    assert "SyntaxError" in rows["plugin.path.broken"]["message"]
+
+
+def test_missing_checks_path_is_reported(tmp_path):
+    r = run_cli("check", "--checks-path", str(tmp_path / "nope"), "--select", "system.python", "--format", "json")
+    rows = json.loads(r.stdout)["results"]
+    assert any(x["status"] == "error" and "is not a directory" in x["message"] for x in rows)
+
+
+def test_duplicate_check_id_is_an_error_row(tmp_path):
+    (tmp_path / "dup.py").write_text(
+        "from envdoctor import check, ok\n@check('system.python')\ndef again():\n    '''dup'''\n    return ok()\n"
+    )
+    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "system.python", "--format", "json")
+    rows = json.loads(r.stdout)["results"]
+    assert any(x["status"] == "error" and "duplicate check id" in x["message"] for x in rows)
