@@ -7,8 +7,8 @@ Facts shared by every area: ``dists`` (every installed distribution), ``torch_bu
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.metadata as md
-import importlib.util
 import os
 import sys
 
@@ -74,7 +74,8 @@ def parse_version_py(text: str) -> dict:
 def torch_build() -> dict:
     """torch's build as ``torch/version.py`` records it: version, cuda, hip, git_version."""
     try:
-        spec = importlib.util.find_spec("torch")
+        # PathFinder searches sys.path as `import torch` would, without consulting sys.modules.
+        spec = importlib.machinery.PathFinder.find_spec("torch")
     except (ImportError, ValueError) as e:
         raise Unavailable(f"torch cannot be located: {e}") from e
     if spec is None or not spec.submodule_search_locations:
