@@ -1,0 +1,855 @@
+"""The NVIDIA driver and GPUs, read without importing torch and without creating a CUDA context.
+
+Sources, cheapest and most truthful first: NVML through nvidia-ml-py (every attribute asked for
+separately, because one unsupported query must not lose the rest), then
+``/proc/driver/nvidia/version`` and ``nvidia-smi --query-gpu`` with a timeout. The CUDA version
+the driver supports comes from ``cuDriverGetVersion`` in ``libcuda.so.1`` through ctypes (no
+``cuInit``: that would touch the GPUs). PCI config space tells "no GPU" from "GPU but no driver".
+
+Facts: ``driver``, ``gpus``, ``visible_gpus``, ``pci_gpus`` (shared), ``nvidia_query`` and
+``pci_nvswitches`` (this module's own).
+"""
+
+from __future__ import annotations
+
+import csv
+import ctypes
+import glob
+import io
+import os
+import re
+import shutil
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from envdoctor import Item, Skip, Status, Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor.subproc import run
+from envdoctor_checks import _cuda_compat as compat
+
+PROC_VERSION = "/proc/driver/nvidia/version"
+SYS_MODULE_VERSION = "/sys/module/nvidia/version"
+PCI_DEVICES = "/sys/bus/pci/devices"
+IOMMU_GROUPS = "/sys/kernel/iommu_groups"
+SELF_MAPS = "/proc/self/maps"
+NVIDIA_SMI_TIMEOUT = 15.0
+NVML_TIMEOUT = 30.0
+
+COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
+FABRIC_STATES = {0: "not supported", 1: "not started", 2: "in progress", 3: "completed"}
+SMI_FIELDS = (
+    "index",
+    "name",
+    "uuid",
+    "serial",
+    "compute_cap",
+    "memory.total",
+    "memory.used",
+    "mig.mode.current",
+    "persistence_mode",
+    "compute_mode",
+    "pci.bus_id",
+    "driver_version",
+)
+
+
+# ---- static sources ------------------------------------------------------------------------
+
+
+def read_kernel_module(proc_path: str = PROC_VERSION, sys_path: str = SYS_MODULE_VERSION) -> str | None:
+    """The loaded kernel module's version: ``NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06 ...``
+    (or "Open Kernel Module"), else ``/sys/module/nvidia/version``."""
+    try:
+        with open(proc_path, encoding="utf-8", errors="replace") as f:
+            m = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", f.read())
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    try:
+        with open(sys_path, encoding="utf-8", errors="replace") as f:
+            text = f.read().strip()
+            return text if compat.driver_tuple(text) else None
+    except OSError:
+        return None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def scan_pci(root: str = PCI_DEVICES) -> list[dict]:
+    """Every NVIDIA (vendor 0x10de) PCI function: {"address", "device", "class"}."""
+    out = []
+    for dev in sorted(glob.glob(os.path.join(root, "*"))):
+        if _read(os.path.join(dev, "vendor")).lower() != "0x10de":
+            continue
+        out.append(
+            {
+                "address": os.path.basename(dev),
+                "device": _read(os.path.join(dev, "device")),
+                "class": _read(os.path.join(dev, "class")).lower(),
+            }
+        )
+    return out
+
+
+@fact("pci_gpus")
+def pci_gpus() -> list[dict]:
+    """NVIDIA display/3D controllers on the PCI bus (class 0x03xxxx), driver or not."""
+    if not os.path.isdir(PCI_DEVICES):
+        raise Unavailable(f"{PCI_DEVICES} is not readable")
+    return [d for d in scan_pci() if d["class"].startswith("0x03")]
+
+
+@fact("pci_nvswitches")
+def pci_nvswitches() -> list[dict]:
+    """NVSwitch chips (NVIDIA PCI functions of class 0x0680) of HGX/DGX baseboards."""
+    if not os.path.isdir(PCI_DEVICES):
+        raise Unavailable(f"{PCI_DEVICES} is not readable")
+    return [d for d in scan_pci() if d["class"].startswith("0x0680")]
+
+
+def loaded_library(fragment: str, maps_path: str = SELF_MAPS) -> str | None:
+    """The path of a shared library this process has mapped whose name contains ``fragment``."""
+    try:
+        with open(maps_path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and fragment in os.path.basename(parts[5].strip()):
+                    return parts[5].strip()
+    except OSError:
+        return None
+    return None
+
+
+def version_suffix(path: str | None) -> str | None:
+    """``libcuda.so.580.65.06`` -> ``580.65.06`` (after resolving symlinks)."""
+    if not path:
+        return None
+    m = re.search(r"\.so\.(\d+(?:\.\d+)*)$", os.path.realpath(path))
+    return m.group(1) if m else None
+
+
+def lib_info(path: str | None) -> dict | None:
+    if not path:
+        return None
+    return {"path": path, "realpath": os.path.realpath(path), "version": version_suffix(path)}
+
+
+def cuda_driver_version() -> tuple[str | None, dict | None, str]:
+    """(driver CUDA version, the libcuda loaded, error) via cuDriverGetVersion — no cuInit."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return None, None, f"libcuda.so.1 cannot be loaded ({e})"
+    value = ctypes.c_int(0)
+    try:
+        rc = lib.cuDriverGetVersion(ctypes.byref(value))
+    except (AttributeError, OSError) as e:
+        return None, lib_info(loaded_library("libcuda.so")), f"cuDriverGetVersion unavailable ({e})"
+    info = lib_info(loaded_library("libcuda.so"))
+    if rc != 0 or value.value <= 0:
+        return None, info, f"cuDriverGetVersion returned error {rc}"
+    return compat.cuda_from_int(value.value), info, ""
+
+
+# ---- NVML ----------------------------------------------------------------------------------
+
+
+def _text(v: Any) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+
+@dataclass
+class _Attr:
+    """Collects per-attribute NVML failures instead of losing the whole GPU to one of them."""
+
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def get(self, key: str, fn, *args, default=None):
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001 - NVMLError_NotSupported and friends, per attribute
+            self.errors[key] = str(e) or type(e).__name__
+            return default
+
+
+def _nvml_gather() -> dict:
+    import pynvml  # nvidia-ml-py; its absence is reported like a missing library
+
+    pynvml.nvmlInit()
+    try:
+        a = _Attr()
+        out: dict[str, Any] = {
+            "driver_version": _text(a.get("driver_version", pynvml.nvmlSystemGetDriverVersion, default="")),
+            "library": lib_info(loaded_library("libnvidia-ml.so")),
+        }
+        cv = a.get("cuda_version", pynvml.nvmlSystemGetCudaDriverVersion_v2)
+        out["cuda_version"] = compat.cuda_from_int(cv) if isinstance(cv, int) and cv > 0 else None
+        brands = {getattr(pynvml, n): n[len("NVML_BRAND_") :].replace("_", " ").title() for n in dir(pynvml) if n.startswith("NVML_BRAND_")}
+        brands.update({5: "GeForce", 6: "Titan", 2: "Tesla", 14: "NVIDIA", 1: "Quadro", 13: "NVIDIA RTX", 12: "Quadro RTX"})
+        count = pynvml.nvmlDeviceGetCount()
+        handles, gpus = [], []
+        for i in range(count):
+            g = _Attr()
+            h = g.get("handle", pynvml.nvmlDeviceGetHandleByIndex, i)
+            handles.append(h)
+            if h is None:
+                gpus.append({"index": i, "name": "unknown", "errors": g.errors})
+                continue
+            cc = g.get("cc", pynvml.nvmlDeviceGetCudaComputeCapability, h)
+            mem = g.get("memory", pynvml.nvmlDeviceGetMemoryInfo, h)
+            mig = g.get("mig_mode", pynvml.nvmlDeviceGetMigMode, h)
+            pers = g.get("persistence_mode", pynvml.nvmlDeviceGetPersistenceMode, h)
+            cmode = g.get("compute_mode", pynvml.nvmlDeviceGetComputeMode, h)
+            brand = g.get("brand", pynvml.nvmlDeviceGetBrand, h)
+            pci = g.get("pci", pynvml.nvmlDeviceGetPciInfo, h)
+            procs = g.get("processes", pynvml.nvmlDeviceGetComputeRunningProcesses, h, default=None)
+            fabric = None
+            if hasattr(pynvml, "c_nvmlGpuFabricInfo_t"):
+                info = pynvml.c_nvmlGpuFabricInfo_t()
+                if g.get("fabric", pynvml.nvmlDeviceGetGpuFabricInfo, h, info) is not None:
+                    fabric = {"state": FABRIC_STATES.get(int(info.state), str(info.state)), "status": int(info.status)}
+            mig_on = bool(mig and mig[0])
+            mig_devices = []
+            if mig_on:
+                for j in range(g.get("mig_count", pynvml.nvmlDeviceGetMaxMigDeviceCount, h, default=0) or 0):
+                    mh = g.get(f"mig{j}", pynvml.nvmlDeviceGetMigDeviceHandleByIndex, h, j)
+                    if mh is not None:
+                        mig_devices.append({"uuid": _text(g.get(f"mig{j}_uuid", pynvml.nvmlDeviceGetUUID, mh, default=""))})
+                g.errors = {k: v for k, v in g.errors.items() if not k.startswith("mig") or k == "mig_mode"}
+            gpus.append(
+                {
+                    "index": i,
+                    "name": _text(g.get("name", pynvml.nvmlDeviceGetName, h, default="unknown")),
+                    "uuid": _text(g.get("uuid", pynvml.nvmlDeviceGetUUID, h, default="")),
+                    "serial": _text(g.get("serial", pynvml.nvmlDeviceGetSerial, h, default="")),
+                    "cc": f"{cc[0]}.{cc[1]}" if cc else None,
+                    "memory_total": int(mem.total) if mem else None,
+                    "memory_used": int(mem.used) if mem else None,
+                    "mig_mode": mig_on,
+                    "mig_devices": mig_devices,
+                    "persistence_mode": bool(pers) if pers is not None else None,
+                    "compute_mode": COMPUTE_MODES.get(cmode, str(cmode)) if cmode is not None else None,
+                    "brand": brands.get(brand, str(brand)) if brand is not None else "",
+                    "pci_bus_id": _text(pci.busId) if pci is not None else "",
+                    "processes": [{"pid": int(p.pid), "used_memory": p.usedGpuMemory} for p in procs] if procs is not None else None,
+                    "fabric": fabric,
+                    "errors": g.errors,
+                }
+            )
+        p2p = None
+        if len(handles) >= 2 and handles[0] is not None and handles[1] is not None:
+            st = a.get("p2p", pynvml.nvmlDeviceGetP2PStatus, handles[0], handles[1], pynvml.NVML_P2P_CAPS_INDEX_READ)
+            p2p = None if st is None else ("ok" if st == pynvml.NVML_P2P_STATUS_OK else f"status {st}")
+        out.update(gpus=gpus, p2p_read=p2p, errors=a.errors)
+        return out
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def nvml_query(timeout: float = NVML_TIMEOUT) -> dict:
+    """NVML's view, or raise Unavailable with NVML's own error text. NVML has no timeout of its
+    own and can block for a long time on a wedged GPU, so it runs on a daemon thread."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = _nvml_gather()
+        except ImportError as e:
+            box["error"] = f"nvidia-ml-py is not installed ({e})"
+        except Exception as e:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, LibRmVersionMismatch...
+            box["error"] = str(e) or type(e).__name__
+
+    t = threading.Thread(target=target, name="envdoctor-nvml", daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise Unavailable(f"NVML did not answer within {timeout:.0f}s")
+    if "error" in box:
+        raise Unavailable(box["error"])
+    return box["value"]
+
+
+# ---- nvidia-smi ----------------------------------------------------------------------------
+
+
+def _smi_int_mib(text: str) -> int | None:
+    try:
+        return int(float(text)) << 20
+    except ValueError:
+        return None
+
+
+def parse_smi_csv(text: str) -> list[dict]:
+    gpus = []
+    for row in csv.reader(io.StringIO(text)):
+        row = [c.strip() for c in row]
+        if len(row) != len(SMI_FIELDS):
+            continue
+        r = dict(zip(SMI_FIELDS, row, strict=True))
+        na = {"[N/A]", "N/A", "[Not Supported]", ""}
+        gpus.append(
+            {
+                "index": int(r["index"]) if r["index"].isdigit() else len(gpus),
+                "name": r["name"],
+                "uuid": r["uuid"],
+                "serial": "" if r["serial"] in na else r["serial"],
+                "cc": None if r["compute_cap"] in na else r["compute_cap"],
+                "memory_total": _smi_int_mib(r["memory.total"]),
+                "memory_used": _smi_int_mib(r["memory.used"]),
+                "mig_mode": r["mig.mode.current"] == "Enabled",
+                "mig_devices": [],
+                "persistence_mode": {"Enabled": True, "Disabled": False}.get(r["persistence_mode"]),
+                "compute_mode": r["compute_mode"].replace("Exclusive Process", "Exclusive_Process")
+                if r["compute_mode"] not in na
+                else None,
+                "brand": "",
+                "pci_bus_id": r["pci.bus_id"],
+                "processes": None,
+                "fabric": None,
+                "driver_version": r["driver_version"],
+            }
+        )
+    return gpus
+
+
+def smi_query(env: Mapping[str, str], timeout: float | None = None) -> dict:
+    exe = shutil.which("nvidia-smi", path=env.get("PATH", os.defpath))
+    if not exe:
+        raise Unavailable("nvidia-smi not found on PATH")
+    res = run([exe, f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits"], timeout=timeout or NVIDIA_SMI_TIMEOUT)
+    if not res.ok:
+        raise Unavailable(res.describe())
+    gpus = parse_smi_csv(res.stdout)
+    if not gpus and res.stdout.strip():
+        raise Unavailable(f"nvidia-smi printed something unexpected: {res.stdout.strip().splitlines()[0][:200]}")
+    driver = next((g.pop("driver_version") for g in gpus), None)
+    for g in gpus:
+        g.pop("driver_version", None)
+    return {"driver_version": driver, "gpus": gpus, "path": exe}
+
+
+@fact("nvidia_query")
+def nvidia_query(env) -> dict:
+    """Everything the driver says, from the best source that answers: {"source", "nvml", "smi",
+    "kernel_module", "errors"}. nvidia-smi runs only when NVML cannot answer."""
+    errors: dict[str, str] = {}
+    out: dict[str, Any] = {"kernel_module": read_kernel_module(), "nvml": None, "smi": None, "errors": errors}
+    try:
+        out["nvml"] = nvml_query()
+    except Unavailable as e:
+        errors["nvml"] = e.reason
+    # Even when NVML failed to initialise it has loaded libnvidia-ml: its version tells B17.
+    out["nvml_library"] = (out["nvml"] or {}).get("library") or lib_info(loaded_library("libnvidia-ml.so"))
+    if out["nvml"] is None:
+        try:
+            out["smi"] = smi_query(env)
+        except Unavailable as e:
+            errors["nvidia-smi"] = e.reason
+    return out
+
+
+# ---- shared facts --------------------------------------------------------------------------
+
+
+def _no_driver_reason(query: dict, pci_gpus) -> str:
+    errs = query["errors"]
+    tried = f"NVML: {errs.get('nvml', '?')}; nvidia-smi: {errs.get('nvidia-smi', '?')}"
+    if isinstance(pci_gpus, list) and pci_gpus:
+        return f"no NVIDIA driver loaded although {len(pci_gpus)} NVIDIA GPU(s) are on the PCI bus ({tried})"
+    if isinstance(pci_gpus, list):
+        return "no NVIDIA GPU or driver on this machine"
+    return f"no NVIDIA driver found ({tried})"
+
+
+@fact("driver")
+def driver(nvidia_query, pci_gpus=None) -> dict:
+    """The NVIDIA driver: version, the CUDA version it supports, where that was read."""
+    q = nvidia_query
+    kernel = q["kernel_module"]
+    if q["nvml"]:
+        version, source = q["nvml"]["driver_version"], "nvml"
+    elif kernel:
+        version, source = kernel, "proc"
+    elif q["smi"] and q["smi"]["driver_version"]:
+        version, source = q["smi"]["driver_version"], "nvidia-smi"
+    else:
+        raise Unavailable(_no_driver_reason(q, pci_gpus))
+    cuda, libcuda, cuda_err = cuda_driver_version()
+    cuda_source = "cuDriverGetVersion"
+    if not cuda and q["nvml"] and q["nvml"].get("cuda_version"):
+        cuda, cuda_source = q["nvml"]["cuda_version"], "nvml"
+    if not cuda:
+        cuda, cuda_source = compat.cuda_for_branch(version), "driver branch table"
+    return {
+        "version": version,
+        "cuda_version": cuda,
+        "cuda_version_source": cuda_source,
+        "source": source,
+        "kernel_module": kernel,
+        "libcuda": libcuda,
+        "libcuda_error": cuda_err,
+        "libnvidia_ml": q.get("nvml_library"),
+        "nvml_error": q["errors"].get("nvml", ""),
+    }
+
+
+@fact("gpus")
+def gpus(nvidia_query, driver) -> list[dict]:
+    """Every GPU the driver reports (NVML order, ignoring CUDA_VISIBLE_DEVICES)."""
+    if nvidia_query["nvml"]:
+        return nvidia_query["nvml"]["gpus"]
+    if nvidia_query["smi"]:
+        return nvidia_query["smi"]["gpus"]
+    raise Unavailable(
+        f"the driver is loaded (kernel module {driver['version']}) but neither NVML nor nvidia-smi lists GPUs: {driver['nvml_error']}"
+    )
+
+
+# ---- CUDA_VISIBLE_DEVICES ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Visible:
+    selected: tuple[dict, ...]
+    setting: str | None  # the raw value, None when unset
+    stopped_at: str | None = None  # the first token CUDA rejected (it ignores it and all after)
+    why: str = ""  # why that token was rejected
+    duplicate: str | None = None  # a repeated device: CUDA then sees no device at all
+    uses_indices: bool = False
+
+
+def _strtoul(token: str) -> int | None:
+    """CUDA reads an index like strtoul: leading digits count ("1gpu" is 1); none is invalid."""
+    m = re.match(r"[+]?(\d+)", token)
+    return int(m.group(1)) if m else None
+
+
+def _cuda_order(gpus: list[dict], order: str | None) -> list[dict]:
+    # CUDA_DEVICE_ORDER=PCI_BUS_ID numbers GPUs like NVML; the default FASTEST_FIRST puts the
+    # fastest first and leaves the rest unspecified. For identical GPUs both agree, for mixed
+    # ones the best guess is "newest architecture, then most memory" first, ties in PCI order.
+    if (order or "FASTEST_FIRST") == "PCI_BUS_ID" or len({(g.get("name"), g.get("cc")) for g in gpus}) <= 1:
+        return list(gpus)
+    return sorted(
+        gpus,
+        key=lambda g: (
+            -(compat.cc_tuple(g.get("cc")) or (0, 0))[0] * 100 - (compat.cc_tuple(g.get("cc")) or (0, 0))[1],
+            -(g.get("memory_total") or 0),
+        ),
+    )
+
+
+def parse_visible(value: str | None, gpus: list[dict], order: str | None = None) -> Visible:
+    """Apply ``CUDA_VISIBLE_DEVICES`` the way the CUDA driver does: unset -> all; "" -> none;
+    comma-separated indices, ``GPU-`` UUIDs (a unique prefix is enough) or ``MIG-`` UUIDs; the
+    first invalid token ends the list; a device named twice leaves none."""
+    ordered = _cuda_order(gpus, order)
+    if value is None:
+        return Visible(tuple(ordered), None)
+    selected: list[dict] = []
+    seen: set[str] = set()
+    uses_indices = False
+    if value.strip() == "":
+        return Visible((), value)
+    for raw in value.split(","):
+        token = raw.strip()
+        target: dict | None = None
+        why = ""
+        if token.upper().startswith("MIG-"):
+            parent = next((g for g in gpus for m in g.get("mig_devices") or [] if m.get("uuid") and m["uuid"].startswith(token)), None)
+            if parent is None:
+                parent = next((g for g in gpus if g.get("uuid") and token.startswith("MIG-" + g["uuid"])), None)  # MIG-GPU-<uuid>/gi/ci
+            target, why = (dict(parent, mig_instance=token) if parent else None), "no MIG device has that UUID"
+        elif token.upper().startswith("GPU-"):
+            matches = [g for g in gpus if g.get("uuid", "").lower().startswith(token.lower())]
+            target = matches[0] if len(matches) == 1 else None
+            why = "no GPU has that UUID" if not matches else "that UUID prefix matches more than one GPU"
+        else:
+            idx = _strtoul(token)
+            uses_indices = True
+            if idx is None:
+                why = "not a device index or UUID"
+            elif idx >= len(ordered):
+                why = f"there is no GPU {idx} (this machine has {len(ordered)})"
+            else:
+                target = ordered[idx]
+        if target is None:
+            return Visible(tuple(selected), value, stopped_at=token, why=why, uses_indices=uses_indices)
+        key = target.get("mig_instance") or target.get("uuid") or str(target.get("index"))
+        if key in seen:
+            return Visible((), value, duplicate=token, uses_indices=uses_indices)
+        seen.add(key)
+        selected.append(target)
+    return Visible(tuple(selected), value, uses_indices=uses_indices)
+
+
+@fact("visible_gpus")
+def visible_gpus(gpus, env) -> list[dict]:
+    """The GPUs CUDA_VISIBLE_DEVICES selects, in CUDA's order."""
+    return list(parse_visible(env.get("CUDA_VISIBLE_DEVICES"), gpus, env.get("CUDA_DEVICE_ORDER")).selected)
+
+
+# ---- checks --------------------------------------------------------------------------------
+
+
+def _gib(n: int | None) -> str:
+    return f"{n / (1 << 30):.0f} GiB" if n else "? GiB"
+
+
+def _gpu_label(g: dict) -> str:
+    return f"GPU {g.get('index')} ({g.get('name', 'unknown')})"
+
+
+def _need_gpus(gpus) -> list[dict]:
+    if not gpus:
+        raise Skip(getattr(gpus, "reason", "") or "no NVIDIA GPU visible to the driver")
+    return gpus
+
+
+@check("nvidia.driver", tags=("gpu",))
+def driver_present(driver=None, pci_gpus=None, container=None):
+    """NVIDIA driver loaded; its version and the CUDA version it supports"""
+    if driver:
+        cuda = driver["cuda_version"] or "unknown"
+        how = "" if driver["cuda_version_source"] == "cuDriverGetVersion" else f", from {driver['cuda_version_source']}"
+        return ok(f"driver {driver['version']} (supports CUDA {cuda}{how}; read via {driver['source']})", details=dict(driver))
+    if pci_gpus:
+        names = ", ".join(sorted({d["address"] for d in pci_gpus}))
+        if container and container.get("in_container"):
+            return fail(
+                f"{len(pci_gpus)} NVIDIA GPU(s) on the PCI bus ({names}) but the container has no NVIDIA driver",
+                hint="start the container with the GPUs exposed: docker run --gpus all ... (needs nvidia-container-toolkit; "
+                "`nvidia-ctk runtime configure` on the host); in Kubernetes request nvidia.com/gpu",
+                details={"reason": driver.reason if driver is not None else ""},
+            )
+        return fail(
+            f"{len(pci_gpus)} NVIDIA GPU(s) on the PCI bus ({names}) but no NVIDIA driver is loaded",
+            hint="install the NVIDIA driver (e.g. `sudo apt install nvidia-driver-580` or `sudo ubuntu-drivers install`) and reboot; "
+            "if it is installed, `sudo modprobe nvidia` and check `dmesg | grep -i nvrm` (Secure Boot, kernel upgrade without DKMS)",
+            details={"reason": driver.reason if driver is not None else ""},
+        )
+    return skip("no NVIDIA GPU on this machine" if pci_gpus is not None else "no NVIDIA driver found and the PCI bus is not readable")
+
+
+@check("nvidia.gpus", tags=("gpu",))
+def gpu_list(gpus):
+    """GPUs: name, compute capability, memory"""
+    if not gpus:
+        return skip("the driver reports no GPU")
+    items = [
+        Item(
+            _gpu_label(g),
+            Status.PASS,
+            f"CC {g.get('cc') or '?'}, {_gib(g.get('memory_total'))}" + (", MIG on" if g.get("mig_mode") else ""),
+        )
+        for g in gpus
+    ]
+    names = sorted({g.get("name", "?") for g in gpus})
+    return ok(
+        f"{len(gpus)} GPU(s): " + ", ".join(f"{n} (CC {next(g.get('cc') for g in gpus if g.get('name') == n)})" for n in names),
+        items=items,
+        details={"gpus": gpus},
+    )
+
+
+@check("nvidia.driver_library_mismatch", tags=("gpu",))
+def driver_library_mismatch(driver):
+    """The kernel module and the user-space driver libraries are the same version"""
+    # B17: after an unattended driver upgrade without a reboot, user space is new and the kernel
+    # module old: "Failed to initialize NVML: Driver/library version mismatch".
+    kernel = driver.get("kernel_module")
+    if not kernel:
+        return skip("the kernel module's version is not readable (/proc/driver/nvidia/version)")
+    libs = {}
+    for key, label in (("libnvidia_ml", "libnvidia-ml"), ("libcuda", "libcuda")):
+        info = driver.get(key) or {}
+        if info.get("version") and "compat" not in (info.get("realpath") or ""):
+            libs[label] = info
+    bad = {k: v for k, v in libs.items() if v["version"] != kernel}
+    if bad:
+        desc = ", ".join(f"{k} {v['version']} ({v['realpath']})" for k, v in bad.items())
+        return fail(
+            f"kernel module {kernel} but user-space driver libraries are {desc}: the driver was upgraded without a reboot",
+            hint="reboot (or unload and reload the nvidia kernel modules); to stop it recurring: sudo apt-mark hold the nvidia driver packages",
+            details={"kernel_module": kernel, "libraries": libs},
+        )
+    if "mismatch" in (driver.get("nvml_error") or "").lower():
+        return fail(
+            f"NVML reports a driver/library version mismatch ({driver['nvml_error']}); kernel module {kernel}",
+            hint="reboot (or unload and reload the nvidia kernel modules) so the kernel module matches the installed driver libraries",
+        )
+    if not libs:
+        return skip("no user-space driver library version could be read")
+    return ok(f"kernel module and {', '.join(libs)} are all {kernel}")
+
+
+@check("nvidia.cuda_visible_devices", tags=("gpu",))
+def cuda_visible_devices(gpus, env):
+    """CUDA_VISIBLE_DEVICES selects GPUs that exist"""
+    # B4: "" hides every GPU ("No CUDA GPUs are available"); an invalid token silently truncates
+    # the list ("invalid device ordinal" later); a repeated one leaves no device at all.
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    order = env.get("CUDA_DEVICE_ORDER")
+    if not gpus:
+        return skip("the driver reports no GPU")
+    v = parse_visible(value, gpus, order)
+    n = len(gpus)
+    details = {"CUDA_VISIBLE_DEVICES": value, "CUDA_DEVICE_ORDER": order, "selected": [g.get("uuid") for g in v.selected]}
+    if value is None:
+        mixed = len({(g.get("name"), g.get("cc")) for g in gpus}) > 1
+        return ok(
+            f"unset: CUDA sees all {n} GPU(s)"
+            + (" (mixed models: CUDA numbers the fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID)" if mixed else ""),
+            details=details,
+        )
+    if value.strip() == "":
+        return fail(
+            f"CUDA_VISIBLE_DEVICES is set to an empty string: CUDA and torch see none of the {n} GPU(s)",
+            hint="unset CUDA_VISIBLE_DEVICES (or set it to the GPUs to use, e.g. CUDA_VISIBLE_DEVICES=0)",
+            details=details,
+        )
+    if v.duplicate:
+        return fail(
+            f"CUDA_VISIBLE_DEVICES={value!r} names {v.duplicate!r} twice: CUDA then sees no GPU at all",
+            hint="list each GPU once, e.g. CUDA_VISIBLE_DEVICES=0,1",
+            details=details,
+        )
+    if v.stopped_at is not None:
+        shown = f"only {len(v.selected)} GPU(s) visible" if v.selected else "no GPU visible"
+        msg = f"CUDA_VISIBLE_DEVICES={value!r}: {v.stopped_at!r} is invalid ({v.why}), so CUDA ignores it and everything after it: {shown}"
+        hint = f"use indices 0..{n - 1} or GPU UUIDs from `nvidia-smi -L`, or unset CUDA_VISIBLE_DEVICES"
+        return (warn if v.selected else fail)(msg, hint=hint, details=details)
+    mixed = len({(g.get("name"), g.get("cc")) for g in gpus}) > 1
+    if mixed and v.uses_indices and (order or "FASTEST_FIRST") != "PCI_BUS_ID":
+        return warn(
+            f"CUDA_VISIBLE_DEVICES={value!r} uses indices on a machine with different GPU models; without CUDA_DEVICE_ORDER=PCI_BUS_ID "
+            "CUDA numbers them fastest-first, not as nvidia-smi does, so the index may pick another GPU",
+            hint="export CUDA_DEVICE_ORDER=PCI_BUS_ID (or select GPUs by UUID from `nvidia-smi -L`)",
+            details=details,
+        )
+    return ok(
+        f"CUDA_VISIBLE_DEVICES={value!r} selects {len(v.selected)} of {n} GPU(s): " + ", ".join(_gpu_label(g) for g in v.selected),
+        details=details,
+    )
+
+
+@check("nvidia.mig", tags=("gpu",))
+def mig(gpus, env):
+    """MIG mode: CUDA sees one MIG instance per process"""
+    # B18: "With CUDA 11/R450 and CUDA 12/R525, only enumeration of a single MIG instance is
+    # supported": torch.cuda.device_count() is 1 however many slices exist.
+    on = [g for g in _need_gpus(gpus) if g.get("mig_mode")]
+    if not on:
+        return ok("MIG is off on every GPU")
+    # A MIG-enabled GPU without instances offers CUDA no device at all.
+    empty = [g for g in on if not g.get("mig_devices") and "mig_count" not in (g.get("errors") or {})]
+    if empty:
+        usable = len(gpus) - len(empty)
+        return (fail if usable == 0 else warn)(
+            f"MIG is on for {', '.join(_gpu_label(g) for g in empty)} but no MIG instance exists there: CUDA sees no device on it",
+            hint="create instances (sudo nvidia-smi mig -cgi <profile> -C) or disable MIG (sudo nvidia-smi -i <gpu> -mig 0, then reset the GPU)",
+        )
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    total = sum(len(g.get("mig_devices") or []) for g in on)
+    selected_mig = [t for t in (value or "").split(",") if t.strip().upper().startswith("MIG-")]
+    if len(selected_mig) > 1 or (value is None and total > 1):
+        return warn(
+            f"MIG is on ({total} MIG instance(s) on {len(on)} GPU(s)) but a CUDA process can use only one MIG instance: torch will see 1 device",
+            hint="run one process per MIG instance with CUDA_VISIBLE_DEVICES=MIG-<uuid> (see `nvidia-smi -L`), or disable MIG for multi-GPU jobs",
+        )
+    return ok(f"MIG is on for {len(on)} GPU(s); one MIG instance per process" + (f" ({value})" if value else ""))
+
+
+@check("nvidia.compute_mode", tags=("gpu",))
+def compute_mode(gpus):
+    """GPU compute mode lets this process use the GPU"""
+    # B18: Prohibited, or Exclusive_Process with another process on it, gives
+    # "all CUDA-capable devices are busy or unavailable" (error 46).
+    items = []
+    for g in _need_gpus(gpus):
+        mode = g.get("compute_mode")
+        others = _other_processes(g)
+        if mode == "Prohibited":
+            items.append(Item(_gpu_label(g), Status.FAIL, "compute mode Prohibited: no CUDA context can be created"))
+        elif mode in ("Exclusive_Process", "Exclusive_Thread") and others:
+            items.append(
+                Item(_gpu_label(g), Status.FAIL, f"compute mode {mode} and already used by pid {', '.join(str(p['pid']) for p in others)}")
+            )
+        else:
+            items.append(Item(_gpu_label(g), Status.PASS, f"compute mode {mode or 'unknown'}"))
+    bad = [i for i in items if i.status is Status.FAIL]
+    if bad:
+        return fail(
+            "; ".join(f"{i.name}: {i.message}" for i in bad),
+            hint="set the default compute mode (sudo nvidia-smi -i <gpu> -c DEFAULT) or free the GPU, or pick another via CUDA_VISIBLE_DEVICES",
+            items=items,
+        )
+    modes = sorted({g.get("compute_mode") or "unknown" for g in gpus})
+    return ok(f"compute mode {', '.join(modes)}", items=items)
+
+
+@check("nvidia.persistence", tags=("gpu",))
+def persistence(gpus):
+    """Persistence mode (information)"""
+    # B18 (info): with persistence off the driver tears down between jobs and the first CUDA
+    # call pays a slow re-initialisation; nothing breaks, so this never warns.
+    gs = _need_gpus(gpus)
+    on = [g for g in gs if g.get("persistence_mode")]
+    off = [g for g in gs if g.get("persistence_mode") is False]
+    if off:
+        return ok(
+            f"persistence mode off on {len(off)} of {len(gs)} GPU(s): the first CUDA init of each job is slower (sudo nvidia-smi -pm 1 or nvidia-persistenced)"
+        )
+    if on:
+        return ok(f"persistence mode on for all {len(on)} GPU(s)")
+    return ok("persistence mode not reported (typical inside containers and on some platforms)")
+
+
+@check("nvidia.fabric_manager", tags=("gpu",))
+def fabric_manager(gpus, pci_nvswitches=None):
+    """NVSwitch fabric is initialised (fabric manager running)"""
+    # B15: on HGX/DGX NVSwitch systems CUDA fails with "Error 802: system not yet initialized"
+    # until nvidia-fabricmanager (same version as the driver) has trained the fabric.
+    gs = _need_gpus(gpus)
+    fabric = [(g, g["fabric"]) for g in gs if g.get("fabric") and g["fabric"].get("state") != "not supported"]
+    if not fabric and not pci_nvswitches:
+        return skip("no NVSwitch fabric on this machine (not an HGX/DGX NVSwitch system)")
+    if not fabric:
+        return skip(
+            f"{len(pci_nvswitches)} NVSwitch device(s) found but the driver does not report the GPU fabric state (pre-Hopper or old driver)"
+        )
+    bad = [(g, f) for g, f in fabric if f["state"] != "completed" or f.get("status", 0) != 0]
+    items = [
+        Item(
+            _gpu_label(g),
+            Status.PASS if (g, f) not in bad else Status.FAIL,
+            f"fabric {f['state']}" + (f", status {f['status']}" if f.get("status") else ""),
+        )
+        for g, f in fabric
+    ]
+    if bad:
+        states = sorted({f["state"] for _, f in bad})
+        return fail(
+            f"the NVSwitch fabric is not ready on {len(bad)} GPU(s) (state: {', '.join(states)}): CUDA will fail with error 802 'system not yet initialized'",
+            hint="install nvidia-fabricmanager of exactly the driver's version and start it: sudo systemctl enable --now nvidia-fabricmanager "
+            "(then wait for the fabric state 'Completed' in `nvidia-smi -q | grep -A2 Fabric`)",
+            items=items,
+        )
+    return ok(f"NVSwitch fabric initialised on {len(fabric)} GPU(s)", items=items)
+
+
+def _own_pids() -> set[int]:
+    """This process and its descendants (the probe worker may hold GPU memory during smoke tests)."""
+    pids = {os.getpid()}
+    try:
+        import psutil
+
+        pids |= {p.pid for p in psutil.Process().children(recursive=True)}
+    except Exception:  # noqa: BLE001
+        pass
+    return pids
+
+
+def _other_processes(g: dict) -> list[dict]:
+    own = _own_pids()
+    return [p for p in (g.get("processes") or []) if p.get("pid") not in own]
+
+
+SUBSTANTIAL = 0.10  # of a GPU's memory held by others before we call it out
+
+
+@check("nvidia.gpu_processes", tags=("gpu",))
+def gpu_processes(gpus):
+    """No other process holds a large share of GPU memory"""
+    gs = _need_gpus(gpus)
+    if all(g.get("processes") is None for g in gs):
+        return skip("the driver does not list GPU processes here (nvidia-smi without NVML, or not permitted)")
+    items, heavy = [], []
+    for g in gs:
+        others = _other_processes(g)
+        used = sum(p.get("used_memory") or 0 for p in others)
+        total = g.get("memory_total") or 0
+        msg = f"{len(others)} other process(es), {_gib(used)}" if others else "no other process"
+        if total and used > SUBSTANTIAL * total:
+            heavy.append((g, others, used))
+            items.append(Item(_gpu_label(g), Status.WARN, msg))
+        else:
+            items.append(Item(_gpu_label(g), Status.PASS, msg))
+    if heavy:
+        desc = "; ".join(
+            f"{_gpu_label(g)}: pid {', '.join(str(p['pid']) for p in ps)} hold {_gib(u)} of {_gib(g.get('memory_total'))}"
+            for g, ps, u in heavy
+        )
+        return warn(
+            f"other processes hold GPU memory ({desc}): your job may run out of memory",
+            hint="see them with `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv`; stop them or select a free GPU via CUDA_VISIBLE_DEVICES",
+            items=items,
+        )
+    return ok("no other process holds a significant share of GPU memory", items=items)
+
+
+@check("nvidia.forward_compat", tags=("gpu",))
+def forward_compat(driver, gpus=None):
+    """CUDA forward-compatibility libraries are used only where supported"""
+    # B16: NGC/CUDA images put /usr/local/cuda/compat (a newer libcuda) on LD_LIBRARY_PATH. On a
+    # GeForce/RTX it gives "Error 804: forward compatibility was attempted on non supported HW";
+    # a user-space libcuda of another branch than the kernel module gives error 803.
+    lib = driver.get("libcuda") or {}
+    path = lib.get("realpath") or lib.get("path") or ""
+    kernel = driver.get("kernel_module")
+    if not path:
+        return skip("libcuda.so.1 could not be loaded: " + (driver.get("libcuda_error") or "unknown reason"))
+    compat_lib = "compat" in path
+    if not compat_lib:
+        return ok(f"libcuda is the driver's own ({path})")
+    if kernel and lib.get("version") == kernel:
+        return ok(f"libcuda from {path} matches the kernel module {kernel}")
+    consumer = [g for g in (gpus or []) if compat.is_consumer(g)]
+    if consumer:
+        return fail(
+            f"the CUDA forward-compatibility libcuda {lib.get('version')} ({path}) is loaded on {consumer[0].get('name')}: "
+            "forward compatibility works only on data-center GPUs, CUDA fails with error 804",
+            hint="remove the compat directory from LD_LIBRARY_PATH (e.g. /usr/local/cuda/compat), or upgrade the host driver to one that supports the image's CUDA",
+        )
+    return ok(f"CUDA forward compatibility in use: libcuda {lib.get('version')} ({path}) on kernel module {kernel or 'unknown'}")
+
+
+@check("nvidia.p2p_consumer", tags=("gpu",))
+def p2p_consumer(gpus, env, nvidia_query=None):
+    """Several consumer GPUs: NCCL peer-to-peer set up safely"""
+    # B20: NCCL all_reduce hangs on several RTX 4090/5090 where P2P is advertised but broken
+    # (IOMMU/ACS); accelerate refuses with "RTX 4000 series doesn't support faster communication...".
+    gs = _need_gpus(gpus)
+    if len(gs) < 2:
+        return skip("fewer than two GPUs")
+    consumer = [g for g in gs if compat.is_consumer(g)]
+    if len(consumer) < 2:
+        return skip("not a multi-GPU consumer (GeForce) machine")
+    if env.get("NCCL_P2P_DISABLE") == "1":
+        return ok("NCCL_P2P_DISABLE=1 is set for the consumer GPUs")
+    p2p = ((nvidia_query or {}).get("nvml") or {}).get("p2p_read")
+    iommu = bool(glob.glob(os.path.join(IOMMU_GROUPS, "*")))
+    if p2p == "ok" and not iommu:
+        return ok(f"{len(consumer)} consumer GPUs with working peer-to-peer reads and no IOMMU in the way")
+    why = (
+        "the driver reports peer-to-peer unsupported"
+        if p2p and p2p != "ok"
+        else "the IOMMU is enabled"
+        if iommu
+        else "peer-to-peer support is unknown"
+    )
+    return warn(
+        f"{len(consumer)} consumer GPUs ({consumer[0].get('name')}) and {why}: multi-GPU NCCL jobs can hang in all_reduce",
+        hint="export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 for multi-GPU jobs (or disable the IOMMU/ACS in the BIOS)",
+    )

@@ -1,0 +1,664 @@
+"""torch itself: importable, which build, whether the driver and GPUs suit it, which libraries it
+really loads, and the packages that must move in lock-step with it.
+
+Static facts come from package metadata and ``torch/version.py`` (checks/packages.py); the one
+``torch_runtime`` fact imports torch once, in the probe worker (checks/bodies/torch_info.py).
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import re
+import sys
+from collections.abc import Mapping
+
+from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envdoctor import Item, Skip, Status, Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor_checks import _cuda_compat as compat
+
+PROBE_TIMEOUT = 120.0
+
+# ---- facts ---------------------------------------------------------------------------------
+
+
+def lib_version(path: str) -> str | None:
+    m = re.search(r"\.so\.(\d+(?:\.\d+)*)$", os.path.realpath(path))
+    return m.group(1) if m else None
+
+
+def lib_kind(name: str) -> str:
+    """``libcublasLt.so.13`` -> ``cublasLt``; ``libgomp-a34b3233.so.1`` -> ``gomp``."""
+    m = re.match(r"lib([A-Za-z_]+?\d?)(?:[-.]|$)", name)
+    base = m.group(1) if m else name
+    return re.sub(r"_?\d$", "", base) if base.startswith("cudnn") else base
+
+
+def ld_library_path(env: Mapping[str, str]) -> list[str]:
+    return [os.path.realpath(p) for p in (env.get("LD_LIBRARY_PATH") or "").split(":") if p]
+
+
+def provenance(path: str, env: Mapping[str, str]) -> str:
+    """Where a loaded library came from, in the words a user would use to fix it."""
+    real = os.path.realpath(path)
+    for p in (path, real):
+        if re.search(r"/(site|dist)-packages/nvidia/", p):
+            return "pip wheel (nvidia-*)"
+        if re.search(r"/(site|dist)-packages/torch(/lib|\.libs)/", p):
+            return "bundled with torch"
+        m = re.search(r"/(site|dist)-packages/([^/]+)/", p)
+        if m:
+            return f"pip wheel ({m.group(2)})"
+    if "/compat/" in real or "/compat/" in path:
+        return "CUDA forward-compat package"
+    conda = env.get("CONDA_PREFIX")
+    if (conda and real.startswith(os.path.realpath(conda) + "/")) or re.search(
+        r"/(ana|mini)conda\d*/|/mambaforge/|/miniforge\d*/|/conda/", real
+    ):
+        return "conda"
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        root = env.get(var)
+        if root and real.startswith(os.path.realpath(root) + "/"):
+            return var
+    if re.match(r"/usr/local/cuda", path) or re.match(r"/usr/local/cuda", real):
+        return "CUDA toolkit (/usr/local/cuda)"
+    return "system"
+
+
+def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
+    llp = set(ld_library_path(env))
+    out = []
+    for lib in libs:
+        path = lib.get("path", "")
+        out.append(
+            {
+                **lib,
+                "kind": lib_kind(lib.get("name", os.path.basename(path))),
+                "version": lib_version(path),
+                "provenance": provenance(path, env),
+                "via_ld_library_path": os.path.dirname(os.path.realpath(path)) in llp or os.path.dirname(path) in llp,
+            }
+        )
+    return out
+
+
+@fact("torch_runtime")
+def torch_runtime(probe, env) -> dict:
+    """What an imported torch reports (one import, in the probe worker)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError) as e:
+        return {"import_error": f"{type(e).__name__}: {e}", "warnings": [], "loaded_libs": []}
+    if spec is None:
+        raise Unavailable("torch is not installed")
+    value = probe.call("envdoctor_checks.bodies.torch_info:collect", {}, timeout=PROBE_TIMEOUT, what="the torch probe (import torch)")
+    value["loaded_libs"] = annotate_libs(value.get("loaded_libs") or [], env)
+    return value
+
+
+@fact("torch_spec")
+def torch_spec() -> dict:
+    """Where ``import torch`` resolves (without importing it) and every other torch package
+    directory on sys.path (B9: a PYTHONPATH checkout or ~/.local copy shadows the venv's)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError) as e:
+        raise Unavailable(f"torch cannot be located: {e}") from e
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable("torch is not installed")
+    first = os.path.realpath(list(spec.submodule_search_locations)[0])
+    copies, leftovers = [], []
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        d = os.path.realpath(os.path.join(entry, "torch"))
+        if os.path.isfile(os.path.join(d, "__init__.py")) and d not in copies:
+            copies.append(d)
+        leftovers += [p for p in glob.glob(os.path.join(entry, "~orch*")) if p not in leftovers]
+    return {"dir": first, "copies": copies, "leftovers": leftovers}
+
+
+# ---- helpers -------------------------------------------------------------------------------
+
+
+def _runtime(torch_runtime) -> dict:
+    """The runtime facts, or skip when import torch failed (torch.importable says why)."""
+    if torch_runtime.get("import_error"):
+        raise Skip("import torch fails (see torch.importable)")
+    return torch_runtime
+
+
+def _cuda_build(torch_build) -> str:
+    if torch_build["kind"] != "cuda" or not torch_build.get("cuda"):
+        raise Skip(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build, not a CUDA build")
+    return torch_build["cuda"]
+
+
+def _index_hint(driver) -> str:
+    tag = compat.best_index_for_driver(driver.get("cuda_version")) if driver else None
+    tag = tag or "cu130"
+    return f"pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{tag}"
+
+
+def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
+    if req.marker is None:
+        return True
+    for extra in extras:
+        try:
+            if req.marker.evaluate({"extra": extra}):
+                return True
+        except (UndefinedComparison, UndefinedEnvironmentName):
+            continue
+    return False
+
+
+def requirements(dist: dict) -> list[Requirement]:
+    out = []
+    for text in dist.get("requires") or []:
+        try:
+            out.append(Requirement(text))
+        except InvalidRequirement:
+            continue
+    return out
+
+
+def _version(text: str | None) -> Version | None:
+    try:
+        return Version(text) if text else None
+    except InvalidVersion:
+        return None
+
+
+# ---- checks: torch itself ------------------------------------------------------------------
+
+_IMPORT_HINTS = (
+    (
+        re.compile(r"lib(cudnn|cublas\w*|nccl|cusparse\w*|cufft|curand|cusolver|nvJitLink|cudart|nvrtc)[\w.]*: cannot open shared object"),
+        "torch's CUDA libraries (the nvidia-* pip packages) are missing: pip install --force-reinstall torch=={v} "
+        "(without --no-deps); on RHEL-like systems check that purelib and platlib are the same directory",
+    ),
+    (
+        re.compile(r"undefined symbol"),
+        "a library on LD_LIBRARY_PATH or an extension built for another torch is shadowing torch's own: unset LD_LIBRARY_PATH and retry, "
+        "or reinstall the package named in the error",
+    ),
+    (
+        re.compile(r"libgomp|libstdc\+\+|GLIBC"),
+        "a system library is missing or too old: apt-get install libgomp1 (or use a glibc >= 2.28 base image)",
+    ),
+    (re.compile(r"numpy", re.I), "NumPy is incompatible with this torch: pip install 'numpy<2' or upgrade torch"),
+)
+
+
+@check("torch.importable", tags=("build",))
+def importable(torch_runtime, torch_build=None):
+    """import torch works"""
+    err = torch_runtime.get("import_error")
+    if not err:
+        return ok(f"import torch {torch_runtime.get('version')} from {os.path.dirname(torch_runtime.get('file') or '') or '?'}")
+    version = torch_build["version"] if torch_build else "<version>"
+    hint = next((h for p, h in _IMPORT_HINTS if p.search(err)), None)
+    origin = torch_runtime.get("origin")
+    if hint is None:
+        hint = (
+            f"python -c 'import torch' shows the full traceback; if {origin} is not the torch you meant, fix PYTHONPATH; "
+            f"otherwise reinstall: pip install --force-reinstall torch=={version}"
+        )
+    return fail(f"import torch fails: {err.splitlines()[0][:300]}", hint=hint.format(v=version), details={"error": err, "origin": origin})
+
+
+@check("torch.build", tags=("build",))
+def build(torch_build):
+    """torch build: CUDA, ROCm or CPU"""
+    v, kind = torch_build["version"], torch_build["kind"]
+    if kind == "cuda":
+        return ok(f"torch {v} (CUDA {torch_build['cuda']} build)", details=dict(torch_build))
+    if kind == "rocm":
+        return ok(f"torch {v} (ROCm {torch_build['hip']} build)", details=dict(torch_build))
+    return ok(f"torch {v} ({kind.upper()} build)", details=dict(torch_build))
+
+
+@check("torch.cpu_build_on_gpu_machine", tags=("build", "gpu"))
+def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None):
+    """A CPU-only torch is not installed on a machine with NVIDIA GPUs"""
+    # B5: "AssertionError: Torch not compiled with CUDA enabled"; is_available() is False with no warning.
+    count = len(gpus) if gpus else len(pci_gpus) if pci_gpus else 0
+    if not count:
+        return skip("no NVIDIA GPU on this machine")
+    if torch_build["kind"] != "cpu":
+        return ok(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build")
+    names = sorted({g.get("name", "?") for g in gpus}) if gpus else ["on the PCI bus"]
+    hint = _index_hint(driver)
+    import platform
+
+    if platform.machine() == "aarch64":
+        hint += " (PyPI torch < 2.11 is CPU-only on aarch64; use >= 2.11 or the cu* index)"
+    return fail(f"CPU-only torch {torch_build['version']} on a machine with {count} NVIDIA GPU(s) ({', '.join(names)})", hint=hint)
+
+
+@check("torch.driver_supports_cuda", tags=("gpu",))
+def driver_supports_cuda(torch_build, driver):
+    """The NVIDIA driver is new enough for torch's CUDA"""
+    # B1: "The NVIDIA driver on your system is too old (found version 12080)" / "CUDA driver
+    # version is insufficient for CUDA runtime version". PyPI torch >= 2.11 is CUDA 13 (R580+).
+    tcuda = _cuda_build(torch_build)
+    dcuda = driver.get("cuda_version")
+    if not dcuda:
+        return skip("the driver's CUDA version could not be read")
+    libcuda = driver.get("libcuda") or {}
+    forward = "compat" in (libcuda.get("realpath") or "") and libcuda.get("version") != driver.get("kernel_module")
+    verdict = compat.judge_driver(tcuda, dcuda, None if forward else driver.get("version"))
+    subject = f"torch {torch_build['version']} (CUDA {tcuda}), driver {driver['version']} (CUDA {dcuda})"
+    details = {"torch_cuda": tcuda, "driver_cuda": dcuda, "driver": driver["version"], "forward_compat": forward}
+    if verdict.level in ("too_old", "below_floor"):
+        need = f"driver >= {verdict.needed_driver}" if verdict.needed_driver else "a newer driver"
+        return fail(
+            f"{subject}: {verdict.message}; CUDA fails with 'driver version is insufficient'",
+            hint=f"upgrade the NVIDIA driver to {need}, or install the torch build for your driver: {_index_hint(driver)}",
+            details=details,
+        )
+    if verdict.level == "minor_compat":
+        return warn(
+            f"{subject}: {verdict.message} (PTX JIT and some newer APIs are unavailable)",
+            hint=f"upgrade the NVIDIA driver to >= {verdict.needed_driver or 'the CUDA ' + tcuda + ' release driver'}, or: {_index_hint(driver)}",
+            details=details,
+        )
+    return ok(f"{subject}" + (" via forward compatibility" if forward else ""), details=details)
+
+
+def _gpus_for_arch(visible_gpus, gpus, torch_runtime) -> list[dict]:
+    gs = visible_gpus if visible_gpus else gpus
+    if not gs:
+        raise Skip(getattr(gpus, "reason", "") or "no GPU visible")
+    return gs
+
+
+@check("torch.arch_support", tags=("gpu",))
+def arch_support(torch_build, torch_runtime, gpus, visible_gpus=None):
+    """torch has kernels for each GPU's compute capability"""
+    # B3: "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the
+    # current PyTorch installation" then "no kernel image is available for execution on the device".
+    _cuda_build(torch_build)
+    rt = _runtime(torch_runtime)
+    flags = rt.get("arch_list") or []
+    if not flags:
+        return skip("torch reports no CUDA arch list")
+    items = []
+    for g in _gpus_for_arch(visible_gpus, gpus, rt):
+        m = compat.arch_match(g.get("cc") or "", flags)
+        sm = "sm_" + (g.get("cc") or "?").replace(".", "")
+        if m.how == "sass":
+            items.append(Item(_label(g), Status.PASS, f"{sm}: native kernels ({m.flag})"))
+        elif m.how == "ptx":
+            items.append(Item(_label(g), Status.PASS, f"{sm}: through PTX JIT of {m.flag} (first use compiles)"))
+        else:
+            items.append(Item(_label(g), Status.FAIL, f"{sm} is not in torch's arch list"))
+    bad = [i for i in items if i.status is Status.FAIL]
+    details = {"arch_list": flags}
+    if bad:
+        g0 = next(g for g in _gpus_for_arch(visible_gpus, gpus, rt) if _label(g) == bad[0].name)
+        return fail(
+            f"{bad[0].name} has compute capability {g0.get('cc')}, which torch {torch_build['version']} has no kernels for "
+            f"(built for {' '.join(flags)}): 'no kernel image is available for execution on the device'",
+            hint="install " + compat.recommend_variant(g0.get("cc") or ""),
+            items=items,
+            details=details,
+        )
+    return ok("; ".join(f"{i.name}: {i.message}" for i in items), items=items, details=details)
+
+
+def _label(g: dict) -> str:
+    return f"GPU {g.get('index')} ({g.get('name', '?')})"
+
+
+@check("torch.ptx_jit", tags=("gpu",))
+def ptx_jit(torch_build, torch_runtime, driver, gpus, visible_gpus=None):
+    """GPUs served only by PTX have a driver that can JIT torch's PTX"""
+    # B19: "the provided PTX was compiled with an unsupported toolchain" — minor-version
+    # compatibility does not cover JIT-compiling PTX from a newer toolkit than the driver.
+    tcuda = _cuda_build(torch_build)
+    rt = _runtime(torch_runtime)
+    flags = rt.get("arch_list") or []
+    if not flags:
+        return skip("torch reports no CUDA arch list")
+    ptx_only = [(g, m) for g in _gpus_for_arch(visible_gpus, gpus, rt) if (m := compat.arch_match(g.get("cc") or "", flags)).how == "ptx"]
+    if not ptx_only:
+        return skip("every GPU has native (SASS) kernels in torch; no PTX JIT needed")
+    d, t = compat.cuda_tuple(driver.get("cuda_version")), compat.cuda_tuple(tcuda)
+    names = ", ".join(_label(g) for g, _ in ptx_only)
+    if d and t and d < t:
+        return fail(
+            f"{names} run torch only through PTX JIT ({ptx_only[0][1].flag}), but the driver supports CUDA {driver['cuda_version']} < torch's CUDA {tcuda}: "
+            "'the provided PTX was compiled with an unsupported toolchain'",
+            hint=f"upgrade the NVIDIA driver to >= {compat.ga_driver(tcuda) or 'the CUDA ' + tcuda + ' release driver'}",
+        )
+    return ok(f"{names} use PTX JIT ({ptx_only[0][1].flag}); the driver (CUDA {driver.get('cuda_version')}) can compile it")
+
+
+_CUDA_WARN_HINTS = (
+    (
+        re.compile(r"802|system not yet initialized"),
+        "start nvidia-fabricmanager (sudo systemctl enable --now nvidia-fabricmanager) and wait for the fabric",
+    ),
+    (
+        re.compile(r"804|forward compatibility"),
+        "remove the CUDA compat directory from LD_LIBRARY_PATH (forward compatibility needs a data-center GPU)",
+    ),
+    (
+        re.compile(r"803|unsupported display driver"),
+        "the user-space driver does not match the kernel module: reboot, or remove stray libcuda copies from LD_LIBRARY_PATH",
+    ),
+    (re.compile(r"too old|insufficient"), "upgrade the NVIDIA driver, or install a torch built for an older CUDA"),
+    (re.compile(r"CUDA_VISIBLE_DEVICES|invalid device ordinal"), "fix or unset CUDA_VISIBLE_DEVICES"),
+    (re.compile(r"busy or unavailable"), "the GPU is in an exclusive compute mode and in use: free it or sudo nvidia-smi -c DEFAULT"),
+)
+
+
+@check("torch.cuda_available", tags=("gpu",))
+def cuda_available(torch_build, torch_runtime, gpus, visible_gpus=None):
+    """torch sees the GPUs the driver reports (as CUDA_VISIBLE_DEVICES selects)"""
+    _cuda_build(torch_build)
+    rt = _runtime(torch_runtime)
+    if not gpus:
+        return skip("the driver reports no GPU")
+    expected = len(visible_gpus) if isinstance(visible_gpus, list) else len(gpus)
+    seen = rt.get("device_count") or 0
+    avail = rt.get("cuda_available") is True
+    msgs = [w for w in rt.get("warnings") or [] if "CUDA" in w or "cuda" in w or "NVIDIA" in w]
+    details = {"device_count": seen, "expected": expected, "cuda_available": rt.get("cuda_available"), "warnings": msgs}
+    if expected == 0:
+        return skip(f"CUDA_VISIBLE_DEVICES selects none of the {len(gpus)} GPU(s) (see nvidia.cuda_visible_devices)")
+    if avail and seen == expected:
+        names = sorted({str(d.get("name")) for d in rt.get("devices") or []})
+        return ok(f"torch.cuda.is_available() is True; {seen} device(s): {', '.join(names)}", details=details)
+    said = msgs[0].strip().splitlines()[0][:300] if msgs else ""
+    hint = next((h for p, h in _CUDA_WARN_HINTS if said and p.search(said)), None)
+    if not avail or seen == 0:
+        return fail(
+            f"torch.cuda.is_available() is False although the driver reports {expected} usable GPU(s)" + (f": {said}" if said else ""),
+            hint=hint
+            or "run python -c 'import torch; torch.cuda.init()' to see CUDA's error; check the driver (nvidia.driver) and CUDA_VISIBLE_DEVICES",
+            details=details,
+        )
+    return warn(
+        f"torch sees {seen} GPU(s) but CUDA_VISIBLE_DEVICES and the driver select {expected}" + (f": {said}" if said else ""),
+        hint=hint or "compare `nvidia-smi -L` with CUDA_VISIBLE_DEVICES; with MIG a process sees one instance",
+        details=details,
+    )
+
+
+# ---- checks: packages around torch ---------------------------------------------------------
+
+_CUDA_PKG = re.compile(r"^(nvidia-|cuda-toolkit|cuda-bindings)")
+
+
+@check("torch.nvidia_wheel_pins", tags=("build",))
+def nvidia_wheel_pins(dists):
+    """The nvidia-* CUDA packages match torch's exact pins"""
+    # B7: JAX/TF/vLLM install other nvidia-* versions into the same site-packages/nvidia tree:
+    # "torch 2.x requires nvidia-cudnn-cu12==9.1.0.70, but you have nvidia-cudnn-cu12 9.8..."
+    torch = dists.get("torch")
+    if not torch:
+        return skip("torch is not installed")
+    pins = [r for r in requirements(torch) if _CUDA_PKG.match(canonicalize_name(r.name)) and marker_applies(r)]
+    items, missing, wrong = [], [], []
+    for r in pins:
+        key = canonicalize_name(r.name)
+        d = dists.get(key)
+        spec = str(r.specifier)
+        if d is None:
+            missing.append(f"{r.name}{spec}")
+            items.append(Item(r.name, Status.FAIL, f"not installed (torch requires {spec})"))
+        elif r.specifier and not r.specifier.contains(d["version"], prereleases=True):
+            wrong.append(f"{r.name} {d['version']} (torch requires {spec})")
+            items.append(Item(r.name, Status.WARN, f"{d['version']} installed, torch requires {spec}"))
+        else:
+            items.append(Item(r.name, Status.PASS, d["version"]))
+    families = {}
+    for key in dists:
+        m = re.match(r"nvidia-([a-z-]+?)-cu(\d+)$", key)
+        if m:
+            families.setdefault(m.group(1), set()).add(m.group(2))
+    clash = sorted(f"nvidia-{c}-cu{'/cu'.join(sorted(v))}" for c, v in families.items() if len(v) > 1)
+    if not pins:
+        return skip(f"torch {torch['version']} pins no nvidia-* packages (a CPU/ROCm build or a build with bundled CUDA libraries)")
+    if missing:
+        return fail(
+            f"torch {torch['version']} requires {', '.join(missing)}, which is not installed: import torch fails with 'cannot open shared object file'",
+            hint=f"pip install --force-reinstall 'torch=={torch['version']}' (without --no-deps) to restore its pinned CUDA libraries",
+            items=items,
+        )
+    if wrong or clash:
+        what = "; ".join(wrong + ([f"both CUDA families installed: {', '.join(clash)}"] if clash else []))
+        return warn(
+            f"CUDA packages differ from torch {torch['version']}'s pins: {what}",
+            hint=f"pip install --force-reinstall --no-cache-dir 'torch=={torch['version']}' restores the pins; keep JAX/TF in a separate environment",
+            items=items,
+        )
+    return ok(f"{len(pins)} pinned CUDA package(s) match torch {torch['version']}", items=items)
+
+
+_CUDA_LIBS = ("cudnn", "cublas", "cublasLt", "nccl", "cudart", "nvJitLink", "cusparse", "cufft", "curand", "cusolver", "nvrtc")
+_OMP = {"gomp": "GNU libgomp", "iomp5": "Intel libiomp5", "omp": "LLVM libomp"}
+
+
+def scan_ld_library_path(env: Mapping[str, str], kinds: set[str]) -> list[dict]:
+    """Copies of CUDA libraries in LD_LIBRARY_PATH directories (candidates for shadowing)."""
+    out = []
+    for d in ld_library_path(env):
+        for p in sorted(glob.glob(os.path.join(d, "lib*.so*"))):
+            k = lib_kind(os.path.basename(p))
+            if k in kinds and not os.path.islink(p):
+                out.append({"path": p, "kind": k, "version": lib_version(p)})
+    return out
+
+
+def _cudnn_text(v) -> str:
+    return (
+        f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
+        if isinstance(v, int) and v >= 10000
+        else f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
+        if isinstance(v, int)
+        else str(v)
+    )
+
+
+@check("torch.loaded_libraries", tags=("build",))
+def loaded_libraries(torch_runtime, env, torch_build=None):
+    """The cuDNN, cuBLAS, NCCL and OpenMP libraries torch really loaded"""
+    # B6/B8: an older toolkit on LD_LIBRARY_PATH wins over the pip nvidia-* libraries ("undefined
+    # symbol: __nvJitLinkAddData_12_1"); two OpenMP runtimes in one process crash or oversubscribe.
+    # Only what torch loaded counts: a system cuDNN that ldconfig lists but torch does not load is harmless.
+    rt = _runtime(torch_runtime)
+    libs = rt.get("loaded_libs") or []
+    items, problems = [], []
+    kinds: dict[str, list[dict]] = {}
+    for lib in libs:
+        kinds.setdefault(lib["kind"], []).append(lib)
+        where = " via LD_LIBRARY_PATH" if lib.get("via_ld_library_path") else ""
+        items.append(Item(lib["name"], Status.PASS, f"{lib['realpath']} ({lib['provenance']}{where})"))
+    uses_pip = any(lib["provenance"] == "pip wheel (nvidia-*)" for lib in libs)
+    shadow = [
+        lib
+        for lib in libs
+        if lib["kind"] in _CUDA_LIBS and uses_pip and lib["provenance"] != "pip wheel (nvidia-*)" and lib.get("via_ld_library_path")
+    ]
+    for lib in shadow:
+        problems.append(f"{lib['name']} loaded from {lib['realpath']} (LD_LIBRARY_PATH) instead of torch's pip nvidia-* copy")
+    for k, group in kinds.items():
+        reals = sorted({lib["realpath"] for lib in group})
+        if k in _CUDA_LIBS and len(reals) > 1:
+            problems.append(f"two copies of lib{k} loaded: {', '.join(reals)}")
+    omp = {k: sorted({lib["realpath"] for lib in kinds[k]}) for k in _OMP if k in kinds}
+    omp_note = ""
+    if len(omp) > 1 or any(len(v) > 1 for k, v in omp.items() if k != "gomp"):
+        problems.append("more than one OpenMP runtime loaded: " + "; ".join(f"{_OMP[k]} {', '.join(v)}" for k, v in omp.items()))
+    elif len(omp.get("gomp", [])) > 1:
+        omp_note = f" (two libgomp copies: {', '.join(omp['gomp'])})"
+    # Copies of the same libraries elsewhere on LD_LIBRARY_PATH, of another version, are picked
+    # up by libraries loaded later (cuDNN's sub-libraries, nvJitLink for cuSPARSE).
+    loaded_kinds = {lib["kind"] for lib in libs if lib["kind"] in _CUDA_LIBS and lib["provenance"] == "pip wheel (nvidia-*)"}
+    loaded_real = {lib["realpath"] for lib in libs}
+    stray = [c for c in scan_ld_library_path(env, loaded_kinds) if os.path.realpath(c["path"]) not in loaded_real]
+    cudnn = rt.get("cudnn")
+    if isinstance(cudnn, int) and isinstance(rt.get("cudnn_compile"), list) and rt["cudnn_compile"]:
+        built = rt["cudnn_compile"]
+        run_major = cudnn // 10000 if cudnn >= 10000 else cudnn // 1000
+        if run_major != built[0]:
+            problems.append(f"cuDNN {_cudnn_text(cudnn)} loaded but torch was built for cuDNN {'.'.join(map(str, built))}")
+    if isinstance(cudnn, dict) and cudnn.get("error"):
+        problems.append(f"cuDNN fails to load: {cudnn['error']}")
+    details = {"libraries": libs, "ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
+    if problems:
+        return warn(
+            "; ".join(problems),
+            hint="remove CUDA toolkit/conda directories from LD_LIBRARY_PATH for torch processes (unset LD_LIBRARY_PATH), "
+            "and load a single OpenMP runtime (do not mix conda MKL/intel-openmp with pip torch)",
+            items=items,
+            details=details,
+        )
+    differing = [c for c in stray if c["version"] and not any(c["version"] == (lib.get("version") or "") for lib in libs)]
+    if differing:
+        return warn(
+            "LD_LIBRARY_PATH holds other versions of libraries torch uses from pip: "
+            + ", ".join(f"{c['path']} ({c['version']})" for c in differing[:4])
+            + "; libraries torch loads later (cuDNN sub-libraries, nvJitLink) may come from there",
+            hint="remove "
+            + ", ".join(sorted({os.path.dirname(c["path"]) for c in differing}))
+            + " from LD_LIBRARY_PATH for torch processes",
+            items=items,
+            details=details,
+        )
+    parts = []
+    if isinstance(cudnn, int):
+        parts.append(f"cuDNN {_cudnn_text(cudnn)}")
+    if isinstance(rt.get("nccl"), str):
+        parts.append(f"NCCL {rt['nccl']}")
+    by_kind = {}
+    for lib in libs:
+        if lib["kind"] in ("cudnn", "cublas", "nccl", "cudart", "gomp", "iomp5", "omp"):
+            by_kind.setdefault(lib["kind"], f"{lib['name']} ({lib['provenance']})")
+    summary = ", ".join(parts + list(by_kind.values())) or "no CUDA/OpenMP library loaded"
+    return ok(summary + omp_note, items=items, details=details)
+
+
+@check("torch.duplicate_installs", tags=("build",))
+def duplicate_installs(torch_spec, dists):
+    """Only one torch installed; import torch loads the installed one"""
+    # B9: "import torch gives a different version than pip list"; pip's "WARNING: Ignoring
+    # invalid distribution ~orch" after an interrupted upgrade.
+    problems = []
+    dist = dists.get("torch")
+    if dist and dist.get("location"):
+        site = os.path.realpath(os.path.dirname(dist["location"]))
+        if os.path.dirname(torch_spec["dir"]) != site:
+            problems.append(f"import torch loads {torch_spec['dir']}, but pip's torch {dist['version']} is installed in {site}")
+    for other in (dist or {}).get("others", []):
+        problems.append(f"another torch {other['version']} dist-info at {other['location']}")
+    extra = [c for c in torch_spec["copies"] if c != torch_spec["dir"]]
+    if extra:
+        problems.append(f"other torch packages on sys.path, shadowed: {', '.join(extra)}")
+    if torch_spec["leftovers"]:
+        problems.append(f"leftovers of an interrupted pip run: {', '.join(torch_spec['leftovers'])}")
+    if problems:
+        return warn(
+            "; ".join(problems),
+            hint="pip uninstall torch (repeat until `python -c 'import torch'` fails), delete ~orch* directories, "
+            "check PYTHONPATH and ~/.local (PYTHONNOUSERSITE=1), then install torch once",
+        )
+    return ok(f"one torch, at {torch_spec['dir']}")
+
+
+@check("torch.numpy_abi", tags=("build",))
+def numpy_abi(dists):
+    """NumPy's major version suits torch and the installed packages"""
+    # B10: "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash."
+    np, torch = dists.get("numpy"), dists.get("torch")
+    if not np:
+        return skip("numpy is not installed (torch works without it; torch.from_numpy and .numpy() need it)")
+    npv = _version(np["version"])
+    if torch is None or npv is None:
+        return skip("torch is not installed" if torch is None else f"numpy version {np['version']!r} is not readable")
+    tv = _version(torch["version"])
+    if npv.major >= 2 and tv is not None and tv.release < (2, 3):
+        return fail(
+            f"numpy {np['version']} with torch {torch['version']}: torch < 2.3 was built against NumPy 1.x ('Failed to initialize NumPy: _ARRAY_API not found')",
+            hint="pip install 'numpy<2' (or upgrade torch to >= 2.3)",
+        )
+    unsatisfied = []
+    for d in dists.values():
+        for r in requirements(d):
+            if (
+                canonicalize_name(r.name) == "numpy"
+                and r.specifier
+                and marker_applies(r)
+                and not r.specifier.contains(np["version"], prereleases=True)
+            ):
+                unsatisfied.append(f"{d['name']} {d['version']} requires numpy{r.specifier}")
+    if unsatisfied:
+        return warn(
+            f"numpy {np['version']} is outside what installed packages declare: {'; '.join(sorted(unsatisfied)[:5])}",
+            hint="pip install 'numpy<2' or upgrade those packages (pip check lists every conflict)",
+        )
+    return ok(f"numpy {np['version']} suits torch {torch['version']}")
+
+
+# Distributions with compiled code bound to one torch release (C++ ABI of libtorch/c10).
+EXTENSIONS = (
+    "torchvision",
+    "torchaudio",
+    "xformers",
+    "flash-attn",
+    "torch-scatter",
+    "torch-sparse",
+    "mamba-ssm",
+    "causal-conv1d",
+    "apex",
+    "torchao",
+    "vllm",
+    "deepspeed",
+)
+
+
+@check("torch.extension_abi", tags=("build",))
+def extension_abi(dists, torch_build=None):
+    """Compiled torch extensions were built for the installed torch"""
+    # B14: after a torch change: "flash_attn_2_cuda...so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocation...".
+    torch = dists.get("torch")
+    if not torch:
+        return skip("torch is not installed")
+    tv = torch["version"]
+    tlocal = tv.partition("+")[2]
+    items, bad = [], []
+    for name in EXTENSIONS:
+        d = dists.get(name)
+        if not d:
+            continue
+        pins = [r for r in requirements(d) if canonicalize_name(r.name) == "torch" and marker_applies(r)]
+        exact = [r for r in pins if any(s.operator in ("==", "===") for s in r.specifier)]
+        elocal = d["version"].partition("+")[2]
+        if exact and not all(r.specifier.contains(tv, prereleases=True) for r in exact):
+            msg = f"{d['name']} {d['version']} requires torch{exact[0].specifier}, torch {tv} is installed"
+            bad.append(msg)
+            items.append(Item(d["name"], Status.FAIL, msg))
+        elif elocal.startswith("cu") and tlocal.startswith(("cu", "cpu")) and elocal != tlocal:
+            msg = f"{d['name']} {d['version']} is a {elocal} build, torch {tv} is {tlocal}"
+            bad.append(msg)
+            items.append(Item(d["name"], Status.FAIL, msg))
+        else:
+            items.append(Item(d["name"], Status.PASS, d["version"] + (f" (torch{exact[0].specifier})" if exact else "")))
+    if not items:
+        return skip("no compiled torch extension (torchvision, torchaudio, xformers, flash-attn, ...) is installed")
+    if bad:
+        return fail(
+            "; ".join(bad) + ": its compiled ops will fail to load ('undefined symbol')",
+            hint=f"reinstall the extension built for torch {tv}: e.g. pip install --force-reinstall torchvision torchaudio "
+            f"--index-url https://download.pytorch.org/whl/{tlocal or 'cu130'} (flash-attn: pip install flash-attn --no-build-isolation --no-cache-dir)",
+            items=items,
+        )
+    return ok(", ".join(f"{i.name} {i.message}" for i in items) + f" match torch {tv}", items=items)
