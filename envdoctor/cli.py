@@ -131,37 +131,68 @@ def cli() -> None:
 @click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds the whole run may take.")
 @click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules (*.py) from DIR.")
+@click.option(
+    "-e", "--expect", "expects", multiple=True, metavar="KEY=SPEC", help="Expect e.g. 'torch>=2.5', gpus=8, 'gpu_name=*H200*' (repeatable)."
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help="Config file (default: envdoctor.toml or [tool.envdoctor] found upwards).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print one line; the exit code carries the verdict (health checks).")
 def check_cmd(
-    select, deselect, profile, fmt, output, json_file, junit_file, markdown_file, verbose, strict, timeout, no_color, checks_path
+    select,
+    deselect,
+    profile,
+    fmt,
+    output,
+    json_file,
+    junit_file,
+    markdown_file,
+    verbose,
+    strict,
+    timeout,
+    no_color,
+    checks_path,
+    expects,
+    config_file,
+    quiet,
 ) -> None:
     """Run the checks and report."""
+    from envdoctor import config
+    from envdoctor.expect import judge_must_pass
     from envdoctor.registry import discover
     from envdoctor.reporters import render
-    from envdoctor.select import choose, split_patterns, unmatched
+    from envdoctor.select import split_patterns, unmatched
     from envdoctor.session import RunOptions, execute
 
     targets = [p for p in (output, json_file, junit_file, markdown_file) if p]
     for p in targets:
         _writable_target(p)
     sel, desel = split_patterns(select), split_patterns(deselect)
+    conf = config.load(config_file, expects)
     reg = discover(tuple(checks_path))
     missing = unmatched(reg.checks, sel)
     if missing:
         raise click.UsageError(f"no check matches {', '.join(repr(m) for m in missing)} (see `envdoctor list`)")
     opts = RunOptions(select=sel, deselect=desel, profile=profile, timeout=timeout, checks_paths=checks_path, verbose=verbose)
-    specs = choose(reg.checks, sel, desel, profile)
-    tty = sys.stderr.isatty() and fmt == "text" and not output
+    expected, specs = config.checks_to_run(conf, reg.checks, sel, desel, profile)
+    tty = sys.stderr.isatty() and fmt == "text" and not output and not quiet
     progress = TTYProgress(len(specs)) if tty else None
     if progress:
         with progress:
             report = execute(opts, registry=reg, specs=specs, progress=progress)
     else:
         report = execute(opts, registry=reg, specs=specs)
+    report = judge_must_pass(report, expected, reg.checks, profile)
     color = use_color(no_color) and not output
     main_text = render(report, fmt, verbose=verbose, color=color, strict=strict)
     if output:
         _write(output, main_text)
-    else:
+    if quiet:
+        click.echo(_quiet_line(report, strict))
+    elif not output:
         click.echo(main_text, nl=False)
     for path, extra_fmt in ((json_file, "json"), (junit_file, "junit"), (markdown_file, "markdown")):
         if path:
@@ -195,6 +226,19 @@ def list_cmd(fmt, checks_path) -> None:
     for p in reg.problems:
         click.echo(f"{p.id:<{width}}  ERROR: {p.message}")
     click.echo(f"\n{len(reg.checks)} checks" + (f", {len(reg.problems)} plugin problem(s)" if reg.problems else ""))
+
+
+def _quiet_line(report, strict: bool) -> str:
+    """One line for health checks and logs: the verdict, the counts and the first problems."""
+    from envdoctor.api import Status
+    from envdoctor.reporters.text import summary_line, verdict
+
+    bad = [r for r in report.results if r.status in (Status.FAIL, Status.ERROR) or (strict and r.status is Status.WARN)]
+    line = f"envdoctor {verdict(report, strict)}: {summary_line(report)}"
+    if bad:
+        shown = "; ".join(f"{r.id}: {' '.join((r.message or r.status.value).split())}" for r in bad[:3])
+        line += f" — {shown}" + (f"; +{len(bad) - 3} more" if len(bad) > 3 else "")
+    return line
 
 
 def _sigterm(signum, frame):  # noqa: ARG001

@@ -7,17 +7,32 @@ from fnmatch import fnmatchcase
 
 from envdoctor.api import CheckSpec
 
-# Tags left out unless selected explicitly, per profile.
+# Profiles. A profile is the tags it leaves out (unless selected explicitly) and, for
+# ``build``, the tags one of which a check must carry to run at all.
+#   default  what a user running it by hand expects: every quick check, GPU checks included
+#            (they skip with the reason on a machine without a GPU); perf and distributed
+#            are opt-in.
+#   build    inside ``docker build``: only checks tagged "build" (verifiable without a GPU or
+#            driver: versions and pins, torch's CUDA vs the image, toolchain, Python.h, cache
+#            dirs, CPU compile smoke). An untagged plugin check might need a GPU, so it is
+#            left out: a build must never fail for lack of a GPU.
+#   runtime  a running container or GPU node (HEALTHCHECK): the build checks plus the driver,
+#            GPU and GPU smoke checks; the CLI also expects at least one GPU (expect.gpus).
+#   full     runtime plus perf.
 PROFILES: dict[str, frozenset[str]] = {
-    # What a user running it by hand expects: everything that is quick enough, GPU smokes included.
     "default": frozenset({"perf", "distributed"}),
-    # docker build: nothing that needs a GPU or a driver.
     "build": frozenset({"gpu", "perf", "distributed"}),
-    # container health check / a GPU node: driver, GPUs and GPU smokes.
     "runtime": frozenset({"perf", "distributed"}),
-    # everything, performance included.
     "full": frozenset({"distributed"}),
 }
+PROFILE_NEEDS: dict[str, frozenset[str]] = {"build": frozenset({"build"})}
+
+
+def in_profile(spec: CheckSpec, profile: str) -> bool:
+    needs = PROFILE_NEEDS.get(profile)
+    if needs is not None and not needs.intersection(spec.tags):
+        return False
+    return not PROFILES[profile].intersection(spec.tags)
 
 
 def split_patterns(values: Iterable[str]) -> list[str]:
@@ -40,8 +55,7 @@ def choose(
     if select:
         chosen = [s for s in specs if any(matches(s, p) for p in select)]
     else:
-        hidden = PROFILES[profile]
-        chosen = [s for s in specs if not hidden.intersection(s.tags)]
+        chosen = [s for s in specs if in_profile(s, profile)]
     return [s for s in chosen if not any(matches(s, p) for p in deselect)]
 
 

@@ -1,0 +1,171 @@
+"""The config file: expectations for an image or a fleet, kept beside the project.
+
+Found the way ruff and pytest find theirs: from the current directory upwards, the first
+``envdoctor.toml``, or ``pyproject.toml`` with a ``[tool.envdoctor]`` table; or named with
+``--config FILE``. The format (the same keys under ``[tool.envdoctor]`` in pyproject.toml)::
+
+    must_pass = ["triton.torch_pin"]   # checks that must pass (ids, prefixes or tags)
+    skip = ["system.disk"]             # checks to leave out
+
+    [expect]
+    python = ">=3.10"
+    torch = ">=2.5"
+    torch_cuda = "==13.0"
+    triton = ">=3.5"
+    driver = ">=570"
+    gpus = 8                           # or ">=4"
+    gpu_name = "*H200*"
+    gpu_memory = "140GB"               # minimum per GPU
+
+Every mistake (malformed TOML, an unknown key, a wrong type, a bad specifier) is one message
+naming the file and the key, and the usage-error exit code (2).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from envdoctor.api import CheckSpec
+from envdoctor.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, plan, split_cli
+from envdoctor.select import choose, unmatched
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (a dependency there)
+    import tomli as tomllib
+
+FILENAME = "envdoctor.toml"
+TOP_KEYS = ("expect", *LIST_KEYS)
+
+
+class ConfigError(click.ClickException):
+    """A config or --expect mistake: shown as one line, exit code 2 (usage error)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str | None
+    expectations: Expectations
+
+
+def find(start: str | Path | None = None) -> Path | None:
+    """The nearest envdoctor.toml, or pyproject.toml with [tool.envdoctor], from start upwards."""
+    here = Path(start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        own = d / FILENAME
+        if own.is_file():
+            return own
+        py = d / "pyproject.toml"
+        if py.is_file() and _mentions_us(py):
+            return py
+    return None
+
+
+def _mentions_us(pyproject: Path) -> bool:
+    # A project's own pyproject.toml may be broken or huge; only ours matters, so parse only
+    # files that mention the table (a broken one that does is then reported, naming it).
+    try:
+        text = pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if "tool.envdoctor" not in text:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return True
+    return isinstance(data.get("tool"), dict) and "envdoctor" in data["tool"]
+
+
+def read(path: str | Path) -> Expectations:
+    """Parse and validate one config file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {p} does not exist") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config file {p}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    prefix = ""
+    if p.name == "pyproject.toml":
+        tool = data.get("tool")
+        if not isinstance(tool, dict) or "envdoctor" not in tool:
+            raise ConfigError(f"{p}: has no [tool.envdoctor] table")
+        data, prefix = tool["envdoctor"], "tool.envdoctor."
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p}: tool.envdoctor must be a table, got {type(data).__name__}")
+    return validate(data, str(p), prefix)
+
+
+def validate(data: dict[str, Any], origin: str, prefix: str = "") -> Expectations:
+    items: list[Expectation] = []
+    for key, value in data.items():
+        if key not in TOP_KEYS:
+            raise ConfigError(
+                f"{origin}: unknown key '{prefix}{key}' (known: {', '.join(TOP_KEYS)}; version and GPU keys go under [{prefix}expect])"
+            )
+        if key == "expect":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{origin}: '{prefix}expect' must be a table ([{prefix}expect]), got {type(value).__name__}")
+            for k, v in value.items():
+                if k in LIST_KEYS:
+                    raise ConfigError(f"{origin}: '{prefix}expect.{k}' belongs at the top level: write {k} = [...] above [{prefix}expect]")
+                items.append(_parse(k, v, origin, f"{prefix}expect."))
+        else:
+            items.append(_parse(key, value, origin, prefix))
+    out = Expectations().merged(items)
+    both = set(out.must_pass) & set(out.skip)
+    if both:
+        raise ConfigError(f"{origin}: {', '.join(sorted(both))} is in both '{prefix}must_pass' and '{prefix}skip'")
+    return out
+
+
+def _parse(key: str, value: Any, origin: str, where: str) -> Expectation:
+    try:
+        return parse(key, value, origin)
+    except ExpectationError as err:
+        raise ConfigError(f"{origin}: {where}{key}: {err.message}") from None
+
+
+def from_cli(values: Sequence[str]) -> list[Expectation]:
+    """``--expect`` values, each validated; errors name the option and the value."""
+    out = []
+    for text in values:
+        try:
+            key, raw = split_cli(text)
+            out.append(parse(key, raw, "--expect"))
+        except ExpectationError as err:
+            raise ConfigError(f"--expect '{text}': {err.message}") from None
+    return out
+
+
+def load(config: str | None = None, expects: Sequence[str] = (), start: str | Path | None = None) -> Config:
+    """The run's expectations: the config file (named, or found) overlaid with ``--expect``."""
+    path = Path(config) if config else find(start)
+    base = read(path) if path else Expectations()
+    return Config(str(path) if path else None, base.merged(from_cli(expects)))
+
+
+def checks_to_run(
+    conf: Config, available: Sequence[CheckSpec], select: Sequence[str], deselect: Sequence[str], profile: str
+) -> tuple[Expectations, list[CheckSpec]]:
+    """The run's expectations (with the profile's own) and the checks to run, ``skip`` applied."""
+    exp = for_profile(conf.expectations, profile)
+    skip = exp.skip
+    missing = unmatched(available, skip)
+    if missing:
+        raise ConfigError(f"{exp.get('skip').origin}: skip: no check matches {', '.join(repr(m) for m in missing)} (see `envdoctor list`)")
+    deselect = [*deselect, *skip]
+    return exp, plan(exp, available, choose(available, select, deselect, profile), profile, deselect)
