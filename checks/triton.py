@@ -1,0 +1,689 @@
+"""Triton: installed as torch pins it, one copy only, and able to build and run its kernels.
+
+Everything here is read without importing triton: its package directory is located with
+``importlib.util.find_spec`` (which does not execute ``triton/__init__.py``), its version is
+read from that file's text, and its bundled ``ptxas`` is run with ``--version`` and a timeout.
+Triton builds a small C launcher the first time it runs a kernel (``triton/runtime/build.py``),
+which is why a C compiler, ``Python.h`` and ``libcuda.so.1`` matter long before any GPU work.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pwd
+import re
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from packaging.markers import InvalidMarker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor.api import worst
+from envdoctor.subproc import run
+
+# Every distribution that installs the top-level ``triton`` package (A7): only one may be present.
+TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-windows", "triton-nightly")
+
+# Filesystems on which Triton's lock files and atomic renames are unreliable (triton#4002).
+NETWORK_FS = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p", "afs", "orangefs"}
+NETWORK_FUSE = {"sshfs", "s3fs", "gcsfuse", "juicefs", "glusterfs", "ceph", "rclone", "goofys", "blobfuse", "blobfuse2", "lustre"}
+
+# The oldest ptxas (CUDA release) that knows each GPU architecture; an older one stops with
+# "ptxas fatal : Value 'sm_121a' is not defined for option 'gpu-name'".
+PTXAS_MIN_FOR_ARCH = {
+    (7, 0): (9, 0),
+    (7, 5): (10, 0),
+    (8, 0): (11, 0),
+    (8, 6): (11, 1),
+    (8, 7): (11, 4),
+    (8, 9): (11, 8),
+    (9, 0): (12, 0),
+    (10, 0): (12, 8),
+    (10, 1): (12, 8),
+    (10, 3): (12, 9),
+    (11, 0): (13, 0),
+    (12, 0): (12, 8),
+    (12, 1): (12, 9),
+}
+
+
+def parse_cc(cc: str) -> tuple[int, int] | None:
+    try:
+        major, minor = str(cc).split(".", 1)
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def parse_release(text: str) -> str | None:
+    """``release 12.8`` from ``ptxas --version`` / ``nvcc --version`` output."""
+    m = re.search(r"release (\d+\.\d+)", text)
+    return m.group(1) if m else None
+
+
+def same_release(a: str, b: str) -> bool:
+    """3.4.0 and 3.4.0+git1a2b3c4d are the same release; unparsable versions are not judged."""
+    try:
+        return Version(a).release == Version(b).release
+    except InvalidVersion:
+        return True
+
+
+def major_minor(version: str) -> tuple[int, int] | None:
+    try:
+        rel = Version(version).release
+    except InvalidVersion:
+        return None
+    return (rel[0], rel[1] if len(rel) > 1 else 0)
+
+
+# ---------------------------------------------------------------- the torch → triton pin (A6)
+
+
+@dataclass(frozen=True)
+class TritonRequirement:
+    """torch's own Requires-Dist on a Triton distribution, with its marker evaluated here."""
+
+    text: str
+    name: str  # canonical: triton, pytorch-triton, pytorch-triton-rocm, ...
+    specifier: str
+    marker: str
+    applies: bool
+
+
+def torch_triton_requirement(torch_dist: Mapping) -> TritonRequirement | None:
+    """The Triton requirement torch's metadata declares, or None (CPU builds declare none)."""
+    for line in torch_dist.get("requires") or []:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(req.name)
+        if name not in TRITON_DISTS:
+            continue
+        marker = str(req.marker) if req.marker else ""
+        try:
+            # An extra-only requirement is not a base dependency: evaluated with no extra, it is false.
+            applies = req.marker.evaluate({"extra": ""}) if req.marker else True
+        except InvalidMarker:
+            applies = True
+        return TritonRequirement(line, name, str(req.specifier), marker, bool(applies))
+    return None
+
+
+def satisfies(specifier: str, version: str) -> bool:
+    """``==3.6.0`` or ``~=3.8.0`` against an installed version (pre-releases count: nightlies)."""
+    try:
+        return SpecifierSet(specifier).contains(Version(version), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+
+
+def read_init_version(pkg_dir: str) -> str | None:
+    """``__version__`` from ``triton/__init__.py`` by regex: the files, not the dist-info, speak."""
+    try:
+        with open(os.path.join(pkg_dir, "__init__.py"), encoding="utf-8", errors="replace") as f:
+            text = f.read(64 * 1024)
+    except OSError:
+        return None
+    m = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", text, re.MULTILINE)
+    return m.group(1) if m else None
+
+
+def read_triton_package(pkg_dir: str) -> dict:
+    nvidia_bin = os.path.join(pkg_dir, "backends", "nvidia", "bin")
+    tools = {}
+    for tool in ("ptxas", "ptxas-blackwell"):
+        path = os.path.join(nvidia_bin, tool)
+        tools[tool] = path if os.path.isfile(path) else None
+    return {
+        "location": pkg_dir,
+        "version": read_init_version(pkg_dir),
+        "nvidia_backend": os.path.isdir(os.path.join(pkg_dir, "backends", "nvidia")),
+        "bundled": tools,
+    }
+
+
+@fact("triton_pkg")
+def triton_pkg() -> dict:
+    """Where ``import triton`` would load from, and what its files say; never imported."""
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError) as e:
+        raise Unavailable(f"triton cannot be located: {e}") from e
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable("triton is not installed")
+    return read_triton_package(list(spec.submodule_search_locations)[0])
+
+
+def installed_tritons(dists: Mapping) -> list[dict]:
+    return [dists[n] for n in TRITON_DISTS if n in dists]
+
+
+@check("triton.torch_pin", tags=("build",))
+def torch_pin(dists, torch_build=None, triton_pkg=None):
+    """Triton matches the version torch pins"""
+    torch = dists.get("torch")
+    if torch is None:
+        return skip("torch is not installed")
+    req = torch_triton_requirement(torch)
+    present = installed_tritons(dists)
+    if req is None:
+        kind = torch_build.get("kind") if torch_build else None
+        why = "a CPU build; torch.compile uses Inductor's C++ backend there" if kind == "cpu" else "it declares no Triton dependency"
+        extra = f" ({', '.join(d['name'] + ' ' + d['version'] for d in present)} installed, unused by torch's pin)" if present else ""
+        return skip(f"torch {torch['version']} does not depend on Triton: {why}{extra}")
+    if not req.applies:
+        # A missing Triton is expected where the marker is false (Windows, old aarch64 wheels,
+        # Python versions torch had no Triton for); compile.triton_available explains the consequence.
+        where = f"torch {torch['version']} requires {req.name} only where `{req.marker}`, which is false here"
+        if not present:
+            return skip(f"{where}, so no Triton is expected")
+        return ok(f"{where}; {', '.join(d['name'] + ' ' + d['version'] for d in present)} is installed independently")
+    dist = dists.get(req.name)
+    pin = f"{req.name}{req.specifier}"
+    install = f'pip install --force-reinstall --no-deps "{pin}"' if req.specifier else f"pip install {req.name}"
+    if dist is None:
+        others = ", ".join(f"{d['name']} {d['version']}" for d in present)
+        if others:
+            return fail(
+                f"torch {torch['version']} requires {pin} but {others} is installed instead",
+                f"pip uninstall -y {' '.join(d['name'] for d in present)} && {install}",
+            )
+        return fail(
+            f"torch {torch['version']} requires {pin} but it is not installed; torch.compile will raise "
+            "'TritonMissing: Cannot find a working triton installation'",
+            install,
+        )
+    details = {"requirement": req.text, "installed": dist["version"], "marker_applies": req.applies}
+    matches = satisfies(req.specifier, dist["version"])
+    if not matches:
+        return fail(
+            f"{dist['name']} {dist['version']} is installed but torch {torch['version']} requires {pin}; Inductor imports "
+            "Triton internals that move between releases (e.g. \"cannot import name 'triton_key'\")",
+            f"{install}   # or reinstall torch to get its matching Triton",
+            details=details,
+        )
+    if triton_pkg is not None and not triton_pkg:
+        return fail(
+            f"{dist['name']} {dist['version']} is installed according to its dist-info, but the triton package files are gone "
+            "(often after uninstalling another Triton distribution that shared them)",
+            f'pip install --force-reinstall --no-deps "{dist["name"]}=={dist["version"]}"',
+            details=details,
+        )
+    files_version = triton_pkg.get("version") if triton_pkg else None
+    if files_version and not same_release(files_version, dist["version"]):
+        return fail(
+            f"triton's files say {files_version} but the {dist['name']} dist-info says {dist['version']}: another package "
+            "overwrote the triton/ directory",
+            f'pip uninstall -y {" ".join(d["name"] for d in present)} && pip install "{pin}"',
+            details={**details, "files_version": files_version},
+        )
+    return ok(f"{dist['name']} {dist['version']} satisfies torch's pin {pin}", details=details)
+
+
+@check("triton.single_dist", tags=("build",))
+def single_dist(dists):
+    """Only one distribution provides the triton package"""
+    present = installed_tritons(dists)
+    if not present:
+        return skip("no Triton distribution is installed")
+    if len(present) == 1:
+        d = present[0]
+        return ok(f"{d['name']} {d['version']} is the only Triton distribution")
+    names = ", ".join(f"{d['name']} {d['version']}" for d in present)
+    req = torch_triton_requirement(dists["torch"]) if "torch" in dists else None
+    reinstall = f' && pip install "{req.name}{req.specifier}"' if req else ""
+    return fail(
+        f"{names} are all installed and all write the same triton/ package; whichever was installed last wins, and "
+        "uninstalling one deletes the other's files",
+        f"pip uninstall -y {' '.join(d['name'] for d in present)}{reinstall}",
+        details={"installed": {d["name"]: d["version"] for d in present}},
+    )
+
+
+# ---------------------------------------------------------------- directories Triton writes (A5)
+
+
+@dataclass(frozen=True)
+class DirProbe:
+    """Whether a cache directory can be used, found without leaving anything behind.
+
+    An existing directory gets a temporary file created and removed in it. A directory that does
+    not exist yet is not created: its nearest existing parent is tested instead, since the tool
+    would create it there.
+    """
+
+    path: str
+    exists: bool
+    writable: bool
+    checked: str  # the directory actually tested
+    error: str = ""
+
+
+def probe_dir(path: str) -> DirProbe:
+    path = os.path.abspath(path)
+    exists = os.path.isdir(path)
+    if os.path.exists(path) and not exists:
+        return DirProbe(path, False, False, path, f"{path} exists but is not a directory")
+    probe = path
+    while not os.path.isdir(probe):
+        parent = os.path.dirname(probe)
+        if os.path.lexists(probe) or parent == probe:
+            return DirProbe(path, False, False, probe, f"{probe} is not a directory, so {path} cannot be created under it")
+        probe = parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".envdoctor-", dir=probe)
+    except OSError as e:
+        return DirProbe(path, exists, False, probe, f"cannot create a file in {probe}: {e.strerror or e}")
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    return DirProbe(path, exists, True, probe)
+
+
+def mount_of(path: str, mounts: Sequence[Mapping]) -> Mapping | None:
+    """The mount a path lives on (the lead's shared helper when present)."""
+    try:
+        from envdoctor_checks.system import find_mount
+    except ImportError:
+        find_mount = None
+    if find_mount is not None:
+        return find_mount(path, mounts)
+    best = None
+    real = os.path.realpath(path)
+    for m in mounts:
+        mp = m.get("mount_point", "")
+        if real == mp or real.startswith(mp.rstrip("/") + "/") or mp == "/":
+            if best is None or len(mp) >= len(best.get("mount_point", "")):
+                best = m
+    return best
+
+
+def is_network_fs(fstype: str) -> bool:
+    fstype = fstype or ""
+    if fstype in NETWORK_FS:
+        return True
+    return fstype.startswith("fuse.") and fstype.split(".", 1)[1] in NETWORK_FUSE
+
+
+def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, needs_exec: bool) -> tuple[Status, str, str]:
+    """(status, message, hint) for a compiler cache directory: writable, local, not noexec."""
+    fix = f"export {env_var}=/tmp/{env_var.lower()}-$(id -u)   # or any writable local directory"
+    where = probe.path if probe.exists else f"{probe.path} (not created yet; tested {probe.checked})"
+    if not probe.writable:
+        return Status.FAIL, f"{what} {where} is not writable: {probe.error}", fix
+    mount = mount_of(probe.checked, mounts) if mounts else None
+    if mount:
+        opts = set(mount.get("options") or [])
+        if "ro" in opts:
+            return Status.FAIL, f"{what} {where} is on a read-only mount ({mount.get('mount_point')})", fix
+        if needs_exec and "noexec" in opts:
+            return (
+                Status.FAIL,
+                f"{what} {where} is on a noexec mount ({mount.get('mount_point')}): compiled kernels (.so) written there "
+                "cannot be loaded ('failed to map segment from shared object')",
+                fix,
+            )
+        if is_network_fs(mount.get("fstype", "")):
+            return (
+                Status.WARN,
+                f"{what} {where} is on a network filesystem ({mount.get('fstype')} at {mount.get('mount_point')}): its file "
+                "locks and atomic renames are unreliable (FileNotFoundError for cache objects, hangs with several ranks)",
+                fix.replace("any writable local directory", "a local disk"),
+            )
+    return Status.PASS, f"{what} {where} is writable", ""
+
+
+@fact("triton_cache")
+def triton_cache(env) -> dict:
+    """Triton's cache directory resolved as its knobs do: TRITON_CACHE_DIR, else <TRITON_HOME or ~>/.triton/cache."""
+    if env.get("TRITON_CACHE_DIR"):
+        path, source = env["TRITON_CACHE_DIR"], "TRITON_CACHE_DIR"
+    else:
+        home, source = env.get("TRITON_HOME"), "TRITON_HOME"
+        if not home:
+            home, source = env.get("HOME"), "HOME"
+        if not home:
+            # os.path.expanduser("~") falls back to the passwd entry; without one it stays "~".
+            try:
+                home, source = pwd.getpwuid(os.getuid()).pw_dir, "passwd (HOME is unset)"
+            except KeyError:
+                return {"path": None, "source": "none", "probe": None}
+        path = os.path.join(home, ".triton", "cache")
+    p = probe_dir(path)
+    return {"path": p.path, "source": source, "probe": p.__dict__}
+
+
+@check("triton.cache_dir", tags=("build",))
+def cache_dir(triton_cache, triton_pkg, mounts=None):
+    """Triton's cache directory is writable and local"""
+    if triton_cache["path"] is None:
+        return fail(
+            "HOME is unset and this UID has no passwd entry, so Triton's cache would land in a relative '~/.triton/cache' "
+            "under the current directory (older Triton: KeyError: 'HOME')",
+            "export TRITON_CACHE_DIR=/tmp/triton-$(id -u)   # or set HOME",
+        )
+    probe = DirProbe(**triton_cache["probe"])
+    status, message, hint = judge_cache_dir(
+        f"Triton cache ({triton_cache['source']})", probe, mounts, env_var="TRITON_CACHE_DIR", needs_exec=True
+    )
+    if status is Status.PASS:
+        return ok(message, details={"path": probe.path, "source": triton_cache["source"]})
+    return (fail if status is Status.FAIL else warn)(message, hint, details={"path": probe.path})
+
+
+# ---------------------------------------------------------------- the C launcher: compiler (A3), libcuda (A1)
+
+
+@check("triton.c_compiler", tags=("build",))
+def c_compiler_check(c_compiler, triton_pkg):
+    """A C compiler for Triton's launcher, chosen as Triton chooses it"""
+    if c_compiler.get("problem"):
+        hint = (
+            "apt-get install gcc   # or: dnf install gcc"
+            if c_compiler["source"] == "PATH"
+            else "export CC=/usr/bin/gcc   # CC must name one compiler executable, not a folder or a command line"
+        )
+        return fail(c_compiler["problem"], hint, details=c_compiler)
+    return ok(f"{c_compiler['path']} ({c_compiler['source']}){': ' + c_compiler['version'] if c_compiler.get('version') else ''}")
+
+
+# Where NVIDIA drivers put libcuda.so.1, for the hint (WSL keeps it in /usr/lib/wsl/lib).
+LIBCUDA_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/local/nvidia/lib64",
+    "/usr/lib/wsl/lib",
+)
+
+
+@check("triton.libcuda", tags=("gpu",))
+def libcuda(triton_pkg, env, driver=None, ldconfig=None):
+    """libcuda.so.1 is found the way Triton looks for it"""
+    if not driver:
+        return skip("no NVIDIA driver, so Triton's CUDA backend is not used")
+    if not triton_pkg.get("nvidia_backend"):
+        return skip("this Triton has no NVIDIA backend")
+    # triton/backends/nvidia/driver.py libcuda_dirs(): TRITON_LIBCUDA_PATH (a directory), else
+    # `/sbin/ldconfig -p`, else LD_LIBRARY_PATH; otherwise "AssertionError: libcuda.so cannot found!"
+    if env.get("TRITON_LIBCUDA_PATH"):
+        d = env["TRITON_LIBCUDA_PATH"]
+        if os.path.isfile(os.path.join(d, "libcuda.so.1")):
+            return ok(f"TRITON_LIBCUDA_PATH={d} contains libcuda.so.1")
+        what = "a file; Triton expects the directory that contains libcuda.so.1" if os.path.isfile(d) else "without libcuda.so.1"
+        return fail(
+            f"TRITON_LIBCUDA_PATH={d} is {what}: Triton stops with 'libcuda.so cannot found!'",
+            f"export TRITON_LIBCUDA_PATH={_libcuda_dir_guess(d)}",
+        )
+    guess = _libcuda_dir_guess()
+    if not ldconfig:
+        return fail(
+            f"Triton runs /sbin/ldconfig to find libcuda.so.1 and it is missing here ({getattr(ldconfig, 'reason', 'not found')}): "
+            "\"FileNotFoundError: ... 'ldconfig'\"",
+            f"export TRITON_LIBCUDA_PATH={guess}",
+        )
+    found = ldconfig.get("libs", {}).get("libcuda.so.1") or []
+    if found:
+        if not os.path.exists("/sbin/ldconfig"):
+            return fail(
+                f"libcuda.so.1 is in the linker cache but Triton runs /sbin/ldconfig, which does not exist (ldconfig is at {ldconfig.get('path')})",
+                f"export TRITON_LIBCUDA_PATH={os.path.dirname(found[0])}",
+            )
+        return ok(f"libcuda.so.1 in the linker cache: {found[0]}", details={"paths": found})
+    for d in (env.get("LD_LIBRARY_PATH") or "").split(":"):
+        if d and os.path.isfile(os.path.join(d, "libcuda.so.1")):
+            return ok(f"libcuda.so.1 found through LD_LIBRARY_PATH in {d} (not in the linker cache; Triton falls back to this)")
+    return fail(
+        "libcuda.so.1 is not in the linker cache (`ldconfig -p`) nor on LD_LIBRARY_PATH: Triton stops with "
+        "'libcuda.so cannot found!' (typical in containers whose ld cache predates the injected driver)",
+        f"ldconfig   # as root, e.g. in the container entrypoint; or: export TRITON_LIBCUDA_PATH={guess}",
+    )
+
+
+def _libcuda_dir_guess(hint_path: str = "") -> str:
+    if hint_path and os.path.isfile(hint_path) and os.path.basename(hint_path).startswith("libcuda.so"):
+        return os.path.dirname(hint_path)
+    for d in LIBCUDA_DIRS:
+        if os.path.isfile(os.path.join(d, "libcuda.so.1")):
+            return d
+    return "<directory containing libcuda.so.1>"
+
+
+# ---------------------------------------------------------------- ptxas (A4)
+
+PTXAS_TOOLS = ("ptxas", "ptxas-blackwell")
+
+
+def tool_env_var(tool: str) -> str:
+    # triton/knobs.py env_nvidia_tool: "ptxas-blackwell" -> TRITON_PTXAS_BLACKWELL_PATH
+    return f"TRITON_{tool.upper().replace('-', '_')}_PATH"
+
+
+def tool_version(path: str) -> tuple[str | None, str]:
+    """(release, problem) from ``<path> --version``."""
+    done = run([path, "--version"], timeout=15)
+    if not done.ok:
+        return None, done.describe()
+    release = parse_release(done.stdout + done.stderr)
+    return release, "" if release else f"{path} --version printed no 'release X.Y'"
+
+
+def executable_problem(path: str) -> str:
+    if not os.path.exists(path):
+        return "does not exist"
+    if os.path.isdir(path):
+        return "is a directory; current Triton expects the ptxas binary itself (only Triton <= 2.0 took a CUDA prefix)"
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode) or not os.access(path, os.X_OK):
+        return "is not an executable file"
+    return ""
+
+
+@fact("triton_ptxas")
+def triton_ptxas(triton_pkg, env) -> dict:
+    """The ptxas binaries Triton would use, their CUDA releases, and problems with TRITON_*PTXAS*_PATH."""
+    tools: dict[str, dict] = {}
+    for tool in PTXAS_TOOLS:
+        bundled = triton_pkg["bundled"].get(tool)
+        var = tool_env_var(tool)
+        entry: dict = {"bundled": bundled, "env_var": var, "env_value": env.get(var), "env_problem": ""}
+        candidates = []
+        if env.get(var):
+            entry["env_problem"] = executable_problem(env[var])
+            if not entry["env_problem"]:
+                candidates.append(env[var])
+        if bundled:
+            candidates.append(bundled)
+        entry["path"], entry["version"], entry["problem"] = None, None, ""
+        # Triton tries the variable's path first and silently falls back to the bundled binary.
+        for path in candidates:
+            version, problem = tool_version(path)
+            if version:
+                entry["path"], entry["version"] = path, version
+                if path == env.get(var):
+                    entry["env_version"] = version
+                break
+            if path == env.get(var):
+                entry["env_problem"] = problem
+            else:
+                entry["problem"] = problem
+        if bundled or env.get(var):
+            tools[tool] = entry
+    others = {
+        k: v for k, v in env.items() if re.fullmatch(r"TRITON_\w*PTXAS\w*_PATH", k) and k not in {tool_env_var(t) for t in PTXAS_TOOLS}
+    }
+    other_problems = {k: executable_problem(v) for k, v in others.items() if executable_problem(v)}
+    return {"tools": tools, "other_env_problems": other_problems}
+
+
+def tool_for_arch(tools: Mapping[str, dict], cc: tuple[int, int]) -> dict | None:
+    # triton/backends/nvidia/compiler.py get_ptxas(): ptxas-blackwell for arch >= 100 where it exists.
+    if cc[0] >= 10 and "ptxas-blackwell" in tools:
+        return tools["ptxas-blackwell"]
+    return tools.get("ptxas")
+
+
+def _gpu_list(visible_gpus, gpus) -> list[dict] | None:
+    """The GPUs CUDA will use: ``visible_gpus`` when known (may be empty), else all of ``gpus``, else None."""
+    if isinstance(visible_gpus, list):
+        return visible_gpus
+    if isinstance(gpus, list):
+        return gpus
+    return None
+
+
+@check("triton.ptxas", tags=("build",))
+def ptxas(triton_pkg, triton_ptxas, torch_build=None, driver=None, visible_gpus=None, gpus=None):
+    """Triton's ptxas runs and knows the GPU's architecture and the driver's CUDA"""
+    if torch_build and torch_build.get("kind") in ("rocm", "xpu"):
+        return skip(f"torch is a {torch_build['kind']} build; Triton's NVIDIA assembler is not used")
+    if not triton_pkg.get("nvidia_backend"):
+        return skip("this Triton has no NVIDIA backend")
+    tools = triton_ptxas["tools"]
+    items: list[Item] = []
+    for tool, e in tools.items():
+        if e["env_problem"]:
+            fallback = (
+                f"Triton silently falls back to its bundled {tool} {e['version']}" if e["version"] else "and there is no usable fallback"
+            )
+            items.append(Item(e["env_var"], Status.WARN, f"{e['env_var']}={e['env_value']} {e['env_problem']}; {fallback}"))
+        if not e["path"] and (e["bundled"] or tool == "ptxas"):
+            items.append(
+                Item(tool, Status.FAIL, f"Triton's {tool} cannot run ({e['problem'] or 'not bundled'}): Triton raises 'Cannot find {tool}'")
+            )
+    for var, problem in triton_ptxas["other_env_problems"].items():
+        items.append(Item(var, Status.WARN, f"{var} {problem}"))
+    triton_ver = triton_pkg.get("version") or ""
+    old_triton = major_minor(triton_ver) is not None and major_minor(triton_ver) <= (3, 4)
+    for tool, e in tools.items():
+        mm = major_minor(e["version"] or "")
+        if mm and mm[0] >= 13 and old_triton:
+            items.append(
+                Item(
+                    tool,
+                    Status.FAIL,
+                    f"{tool} {e['version']} ({e['path']}) is CUDA 13+, which Triton {triton_ver} does not know: "
+                    f"'RuntimeError: Triton only support CUDA 10.0 or higher, but got CUDA version: {e['version']}'",
+                )
+            )
+    gpu_list = _gpu_list(visible_gpus, gpus)
+    driver_mm = major_minor(driver.get("cuda_version") or "") if driver else None
+    for g in gpu_list or []:
+        cc = parse_cc(g.get("cc", ""))
+        e = tool_for_arch(tools, cc) if cc else None
+        if not cc or not e or not e["version"]:
+            continue
+        mm = major_minor(e["version"])
+        need = PTXAS_MIN_FOR_ARCH.get(cc)
+        label = f"GPU {g.get('index')} ({g.get('name')}, sm_{cc[0]}{cc[1]})"
+        if need and mm < need:
+            items.append(
+                Item(
+                    label,
+                    Status.FAIL,
+                    f"{tool_label(e)} {e['version']} predates sm_{cc[0]}{cc[1]} (needs CUDA >= {need[0]}.{need[1]}): "
+                    f"\"ptxas fatal : Value 'sm_{cc[0]}{cc[1]}a' is not defined for option 'gpu-name'\"",
+                )
+            )
+        elif driver_mm and mm[0] > driver_mm[0]:
+            items.append(
+                Item(
+                    label,
+                    Status.FAIL,
+                    f"{tool_label(e)} {e['version']} is newer than the driver's CUDA {driver['cuda_version']}: kernels it builds "
+                    "fail to load (CUDA_ERROR_INVALID_IMAGE)",
+                )
+            )
+        else:
+            items.append(Item(label, Status.PASS, f"{tool_label(e)} {e['version']}"))
+    status = worst(items)
+    versions = ", ".join(f"{t} {e['version']}" for t, e in tools.items() if e["version"]) or "no ptxas"
+    details = {t: {"path": e["path"], "version": e["version"]} for t, e in tools.items()}
+    if status is Status.PASS:
+        tail = "" if gpu_list else " (no NVIDIA GPU to compare with)"
+        if driver_mm:
+            tail += f"; driver CUDA {driver['cuda_version']}"
+        return ok(f"Triton {triton_ver}: {versions}{tail}", details=details, items=items)
+    bad = [i for i in items if i.status is status]
+    hint = _ptxas_hint(bad, driver)
+    return (fail if status is Status.FAIL else warn)(
+        bad[0].message + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""), hint, details=details, items=items
+    )
+
+
+def tool_label(e: Mapping) -> str:
+    return f"{e['env_var']} ptxas" if e["path"] and e["path"] == e.get("env_value") else "Triton's ptxas"
+
+
+def _ptxas_hint(bad: Sequence[Item], driver) -> str:
+    text = " ".join(i.message for i in bad)
+    if "newer than the driver" in text:
+        return "upgrade the NVIDIA driver to a branch for that CUDA major, or point TRITON_PTXAS_PATH at a ptxas of the driver's CUDA major"
+    if "predates" in text:
+        return "pip install -U torch (a newer torch pins a Triton whose ptxas knows this GPU), or export TRITON_PTXAS_PATH=/usr/local/cuda-13.0/bin/ptxas"
+    if "Cannot find" in text:
+        return "pip install --force-reinstall --no-deps triton==<the version torch pins>   # restores the bundled ptxas"
+    if "CUDA 13+" in text:
+        return "unset TRITON_PTXAS_PATH, or upgrade torch and Triton together (Triton >= 3.5 knows CUDA 13)"
+    return "unset the variable, or point it at an executable ptxas file (e.g. /usr/local/cuda/bin/ptxas)"
+
+
+# ---------------------------------------------------------------- GPU generation (A8)
+
+
+@check("triton.gpu_supported", tags=("gpu",))
+def gpu_supported(triton_pkg=None, torch_build=None, visible_gpus=None, gpus=None):
+    """The GPUs are new enough for Triton (torch.compile's GPU backend)"""
+    if torch_build and torch_build.get("kind") not in ("cuda", None):
+        return skip(f"torch is a {torch_build['kind']} build; NVIDIA compute capability does not apply")
+    gpu_list = _gpu_list(visible_gpus, gpus)
+    if gpu_list is None:
+        return skip(f"no NVIDIA GPU ({getattr(gpus, 'reason', '') or 'none found'})")
+    if not gpu_list:
+        return skip("no NVIDIA GPU is visible to CUDA (CUDA_VISIBLE_DEVICES)")
+    triton_ver = (triton_pkg.get("version") if triton_pkg else None) or ""
+    fma_only = major_minor(triton_ver) is None or major_minor(triton_ver) >= (3, 3)
+    items = []
+    for g in gpu_list:
+        cc = parse_cc(g.get("cc", ""))
+        label = f"GPU {g.get('index')} ({g.get('name')}, CC {g.get('cc')})"
+        if cc is None:
+            continue
+        if cc < (7, 0):
+            # torch/utils/_triton.py has_triton(): CUDA capability >= 7.0; else GPUTooOldForTriton.
+            items.append(
+                Item(label, Status.FAIL, "below 7.0: torch.compile refuses it ('Triton only supports devices of CUDA Capability >= 7.0')")
+            )
+        elif cc < (8, 0) and fma_only:
+            items.append(
+                Item(
+                    label,
+                    Status.WARN,
+                    f"Volta/Turing: Triton {triton_ver or '>= 3.3'} dropped their tensor-core paths; matmuls fall back to slow FMA code "
+                    "and some kernels fail ('PassManager::run failed')",
+                )
+            )
+        else:
+            items.append(Item(label, Status.PASS, "supported"))
+    status = worst(items)
+    if status is Status.PASS:
+        return ok(", ".join(i.name for i in items) + ": supported by Triton (needs CC >= 7.0; 8.0+ officially)", items=items)
+    bad = [i for i in items if i.status is status]
+    msg = f"{bad[0].name}: {bad[0].message}" + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")
+    if status is Status.FAIL:
+        return fail(msg, 'torch.compile(model, backend="aot_eager")  # no Triton; or use a GPU with CC >= 7.0', items=items)
+    return warn(
+        msg, 'pip install "torch==2.6.*"  # Triton 3.2 keeps Volta/Turing tensor cores; or use an Ampere (8.0) or newer GPU', items=items
+    )
