@@ -57,9 +57,10 @@ SMI_FIELDS = (
 # ---- static sources ------------------------------------------------------------------------
 
 
-def read_kernel_module(proc_path: str = PROC_VERSION, sys_path: str = SYS_MODULE_VERSION) -> str | None:
+def read_kernel_module(proc_path: str | None = None, sys_path: str | None = None) -> str | None:
     """The loaded kernel module's version: ``NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06 ...``
     (or "Open Kernel Module"), else ``/sys/module/nvidia/version``."""
+    proc_path, sys_path = proc_path or PROC_VERSION, sys_path or SYS_MODULE_VERSION
     try:
         with open(proc_path, encoding="utf-8", errors="replace") as f:
             m = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", f.read())
@@ -83,8 +84,9 @@ def _read(path: str) -> str:
         return ""
 
 
-def scan_pci(root: str = PCI_DEVICES) -> list[dict]:
+def scan_pci(root: str | None = None) -> list[dict]:
     """Every NVIDIA (vendor 0x10de) PCI function: {"address", "device", "class"}."""
+    root = root or PCI_DEVICES
     out = []
     for dev in sorted(glob.glob(os.path.join(root, "*"))):
         if _read(os.path.join(dev, "vendor")).lower() != "0x10de":
@@ -104,7 +106,7 @@ def pci_gpus() -> list[dict]:
     """NVIDIA display/3D controllers on the PCI bus (class 0x03xxxx), driver or not."""
     if not os.path.isdir(PCI_DEVICES):
         raise Unavailable(f"{PCI_DEVICES} is not readable")
-    return [d for d in scan_pci() if d["class"].startswith("0x03")]
+    return [d for d in scan_pci(PCI_DEVICES) if d["class"].startswith("0x03")]
 
 
 @fact("pci_nvswitches")
@@ -112,7 +114,7 @@ def pci_nvswitches() -> list[dict]:
     """NVSwitch chips (NVIDIA PCI functions of class 0x0680) of HGX/DGX baseboards."""
     if not os.path.isdir(PCI_DEVICES):
         raise Unavailable(f"{PCI_DEVICES} is not readable")
-    return [d for d in scan_pci() if d["class"].startswith("0x0680")]
+    return [d for d in scan_pci(PCI_DEVICES) if d["class"].startswith("0x0680")]
 
 
 def loaded_library(fragment: str, maps_path: str = SELF_MAPS) -> str | None:
@@ -367,9 +369,12 @@ def _no_driver_reason(query: dict, pci_gpus) -> str:
     tried = f"NVML: {errs.get('nvml', '?')}; nvidia-smi: {errs.get('nvidia-smi', '?')}"
     if isinstance(pci_gpus, list) and pci_gpus:
         return f"no NVIDIA driver loaded although {len(pci_gpus)} NVIDIA GPU(s) are on the PCI bus ({tried})"
-    if isinstance(pci_gpus, list):
-        return "no NVIDIA GPU or driver on this machine"
-    return f"no NVIDIA driver found ({tried})"
+    if errs.get("nvidia-smi", "").endswith("not found on PATH") and any(
+        t in errs.get("nvml", "") for t in ("Library Not Found", "not installed")
+    ):
+        # Nothing NVIDIA anywhere: say so plainly.
+        return "no NVIDIA GPU or driver on this machine" if isinstance(pci_gpus, list) else f"no NVIDIA driver found ({tried})"
+    return f"no NVIDIA driver answered ({tried})"
 
 
 @fact("driver")
