@@ -213,11 +213,6 @@ def _nvml_gather() -> dict:
             brand = g.get("brand", pynvml.nvmlDeviceGetBrand, h)
             pci = g.get("pci", pynvml.nvmlDeviceGetPciInfo, h)
             procs = g.get("processes", pynvml.nvmlDeviceGetComputeRunningProcesses, h, default=None)
-            fabric = None
-            if hasattr(pynvml, "c_nvmlGpuFabricInfo_t"):
-                info = pynvml.c_nvmlGpuFabricInfo_t()
-                if g.get("fabric", pynvml.nvmlDeviceGetGpuFabricInfo, h, info) is not None:
-                    fabric = {"state": FABRIC_STATES.get(int(info.state), str(info.state)), "status": int(info.status)}
             mig_on = bool(mig and mig[0])
             mig_devices = []
             if mig_on:
@@ -242,7 +237,6 @@ def _nvml_gather() -> dict:
                     "brand": brands.get(brand, str(brand)) if brand is not None else "",
                     "pci_bus_id": _text(pci.busId) if pci is not None else "",
                     "processes": [{"pid": int(p.pid), "used_memory": p.usedGpuMemory} for p in procs] if procs is not None else None,
-                    "fabric": fabric,
                     "errors": g.errors,
                 }
             )
@@ -318,7 +312,6 @@ def parse_smi_csv(text: str) -> list[dict]:
                 "brand": "",
                 "pci_bus_id": r["pci.bus_id"],
                 "processes": None,
-                "fabric": None,
                 "driver_version": r["driver_version"],
             }
         )
@@ -359,6 +352,45 @@ def nvidia_query(env) -> dict:
         except Unavailable as e:
             errors["nvidia-smi"] = e.reason
     return out
+
+
+def parse_smi_fabric(text: str) -> dict[str, dict]:
+    """{pci bus id (lower case): {"state", "status"}} from ``nvidia-smi -q``'s "Fabric" sections."""
+    out: dict[str, dict] = {}
+    bus, in_fabric = None, False
+    for line in text.splitlines():
+        m = re.match(r"^GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f])\s*$", line)
+        if m:
+            bus, in_fabric = m.group(1).lower(), False
+            continue
+        stripped = line.strip()
+        if stripped == "Fabric":
+            in_fabric = True
+            continue
+        if in_fabric and bus and ":" in stripped:
+            key, _, value = (x.strip() for x in stripped.partition(":"))
+            if key in ("State", "Status"):
+                out.setdefault(bus, {})[key.lower()] = value
+                continue
+            in_fabric = key in ("CliqueId", "ClusterUUID", "Clique ID", "Cluster UUID", "Bandwidth")
+    return out
+
+
+@fact("fabric_state")
+def fabric_state(env, gpus, pci_nvswitches=None) -> dict[str, dict]:
+    """NVLink fabric state per GPU, on NVSwitch systems only. Read through ``nvidia-smi -q`` in a
+    child process: an in-process nvmlDeviceGetGpuFabricInfoV call crashed the interpreter
+    (SIGSEGV) on the H200 test machine, and the doctor must never die."""
+    hopper_plus = [g for g in gpus if (compat.cc_tuple(g.get("cc")) or (0, 0)) >= (9, 0)]
+    if not pci_nvswitches and len(hopper_plus) < 4:
+        raise Unavailable("no NVSwitch fabric on this machine (not an HGX/DGX NVSwitch system)")
+    exe = shutil.which("nvidia-smi", path=env.get("PATH", os.defpath))
+    if not exe:
+        raise Unavailable("nvidia-smi not found on PATH (needed to read the fabric state)")
+    res = run([exe, "-q"], timeout=NVIDIA_SMI_TIMEOUT)
+    if not res.ok:
+        raise Unavailable(res.describe())
+    return parse_smi_fabric(res.stdout)
 
 
 # ---- shared facts --------------------------------------------------------------------------
@@ -722,36 +754,29 @@ def persistence(gpus):
 
 
 @check("nvidia.fabric_manager", tags=("gpu",))
-def fabric_manager(gpus, pci_nvswitches=None):
+def fabric_manager(gpus, fabric_state):
     """NVSwitch fabric is initialised (fabric manager running)"""
     # B15: on HGX/DGX NVSwitch systems CUDA fails with "Error 802: system not yet initialized"
     # until nvidia-fabricmanager (same version as the driver) has trained the fabric.
     gs = _need_gpus(gpus)
-    fabric = [(g, g["fabric"]) for g in gs if g.get("fabric") and g["fabric"].get("state") != "not supported"]
-    if not fabric and not pci_nvswitches:
-        return skip("no NVSwitch fabric on this machine (not an HGX/DGX NVSwitch system)")
-    if not fabric:
-        return skip(
-            f"{len(pci_nvswitches)} NVSwitch device(s) found but the driver does not report the GPU fabric state (pre-Hopper or old driver)"
-        )
-    bad = [(g, f) for g, f in fabric if f["state"] != "completed" or f.get("status", 0) != 0]
-    items = [
-        Item(
-            _gpu_label(g),
-            Status.PASS if (g, f) not in bad else Status.FAIL,
-            f"fabric {f['state']}" + (f", status {f['status']}" if f.get("status") else ""),
-        )
-        for g, f in fabric
-    ]
+    items = []
+    for g in gs:
+        f = fabric_state.get(str(g.get("pci_bus_id", "")).lower())
+        if not f or f.get("state", "").lower() in ("n/a", "not supported", ""):
+            continue
+        good = f.get("state", "").lower() == "completed" and f.get("status", "Success").lower() == "success"
+        items.append(Item(_gpu_label(g), Status.PASS if good else Status.FAIL, f"fabric {f.get('state')}, status {f.get('status', '?')}"))
+    if not items:
+        return skip("the driver reports no GPU fabric state (no NVSwitch fabric, or a pre-Hopper GPU)")
+    bad = [i for i in items if i.status is Status.FAIL]
     if bad:
-        states = sorted({f["state"] for _, f in bad})
         return fail(
-            f"the NVSwitch fabric is not ready on {len(bad)} GPU(s) (state: {', '.join(states)}): CUDA will fail with error 802 'system not yet initialized'",
+            f"the NVSwitch fabric is not ready on {len(bad)} GPU(s) ({bad[0].message}): CUDA will fail with error 802 'system not yet initialized'",
             hint="install nvidia-fabricmanager of exactly the driver's version and start it: sudo systemctl enable --now nvidia-fabricmanager "
-            "(then wait for the fabric state 'Completed' in `nvidia-smi -q | grep -A2 Fabric`)",
+            "(then wait until `nvidia-smi -q | grep -A2 Fabric` shows State: Completed)",
             items=items,
         )
-    return ok(f"NVSwitch fabric initialised on {len(fabric)} GPU(s)", items=items)
+    return ok(f"NVSwitch fabric initialised on {len(items)} GPU(s)", items=items)
 
 
 def _own_pids() -> set[int]:

@@ -196,20 +196,32 @@ _IMPORT_HINTS = (
 
 
 @check("torch.importable", tags=("build",))
-def importable(torch_runtime, torch_build=None):
+def importable(torch_runtime, torch_build=None, dists=None):
     """import torch works"""
     err = torch_runtime.get("import_error")
     if not err:
         return ok(f"import torch {torch_runtime.get('version')} from {os.path.dirname(torch_runtime.get('file') or '') or '?'}")
-    version = torch_build["version"] if torch_build else "<version>"
-    hint = next((h for p, h in _IMPORT_HINTS if p.search(err)), None)
+    dist = (dists or {}).get("torch") if dists else None
+    version = torch_build["version"] if torch_build else dist["version"] if dist else "<version>"
     origin = torch_runtime.get("origin")
+    details = {"error": err, "origin": origin}
+    first = f"import torch fails: {err.splitlines()[0][:300]}"
+    if origin and dist and dist.get("location"):
+        site = os.path.realpath(os.path.dirname(dist["location"]))
+        if os.path.dirname(os.path.dirname(os.path.realpath(origin))) != site:
+            # The torch that fails is not the installed one (PYTHONPATH, a checkout, ~/.local).
+            return fail(
+                f"{first} (it loads {os.path.dirname(origin)}, not the installed torch {dist['version']} in {site})",
+                hint=f"remove {os.path.dirname(os.path.dirname(origin))} from PYTHONPATH (or delete that copy) so the installed torch is imported",
+                details=details,
+            )
+    hint = next((h for p, h in _IMPORT_HINTS if p.search(err)), None)
     if hint is None:
         hint = (
             f"python -c 'import torch' shows the full traceback; if {origin} is not the torch you meant, fix PYTHONPATH; "
             f"otherwise reinstall: pip install --force-reinstall torch=={version}"
         )
-    return fail(f"import torch fails: {err.splitlines()[0][:300]}", hint=hint.format(v=version), details={"error": err, "origin": origin})
+    return fail(first, hint=hint.format(v=version), details=details)
 
 
 @check("torch.build", tags=("build",))

@@ -22,7 +22,7 @@ H200 = {
     "compute_mode": "Default",
     "brand": "NVIDIA",
     "processes": [],
-    "fabric": {"state": "not supported", "status": 0},
+    "pci_bus_id": "00000000:00:06.0",
 }
 
 
@@ -215,13 +215,44 @@ def test_compute_mode_and_persistence():
     assert off.status is Status.PASS and "nvidia-smi -pm 1" in off.message
 
 
-def test_fabric_manager():
-    assert run_check(nvidia.fabric_manager, gpus=[gpu(0)], pci_nvswitches=[]).status is Status.SKIP
-    training = [gpu(i, fabric={"state": "in progress", "status": 0}) for i in range(8)]
-    row = run_check(nvidia.fabric_manager, gpus=training, pci_nvswitches=[{"address": "x"}])
+SMI_Q = """
+==============NVSMI LOG==============
+
+Driver Version                            : 580.65.06
+Attached GPUs                             : 2
+GPU 00000000:18:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Fabric
+        State                             : In Progress
+        Status                            : N/A
+        CliqueId                          : 0
+    Compute Mode                          : Default
+GPU 00000000:2A:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Fabric
+        State                             : Completed
+        Status                            : Success
+"""
+
+
+def test_fabric_manager_reads_nvidia_smi_q(tmp_path):
+    fabric = nvidia.parse_smi_fabric(SMI_Q)
+    assert fabric == {
+        "00000000:18:00.0": {"state": "In Progress", "status": "N/A"},
+        "00000000:2a:00.0": {"state": "Completed", "status": "Success"},
+    }
+    gs = [gpu(0, pci_bus_id="00000000:18:00.0"), gpu(1, pci_bus_id="00000000:2A:00.0")]
+    row = run_check(nvidia.fabric_manager, gpus=gs, fabric_state=fabric)
     assert row.status is Status.FAIL and "error 802" in row.message and "nvidia-fabricmanager" in row.hint
-    done = [gpu(i, fabric={"state": "completed", "status": 0}) for i in range(8)]
-    assert run_check(nvidia.fabric_manager, gpus=done, pci_nvswitches=[]).status is Status.PASS
+    done = nvidia.parse_smi_fabric(SMI_Q.replace("In Progress", "Completed").replace("N/A", "Success"))
+    assert run_check(nvidia.fabric_manager, gpus=gs, fabric_state=done).status is Status.PASS
+    # One H200, no NVSwitch: nothing is run and the check skips with the reason.
+    with pytest.raises(Unavailable, match="no NVSwitch"):
+        gather(nvidia.fabric_state, env={"PATH": str(tmp_path)}, gpus=[gpu(0)], pci_nvswitches=[])
+    assert (
+        run_check(nvidia.fabric_manager, gpus=[gpu(0)], fabric_state=Unavailable("no NVSwitch fabric on this machine")).status
+        is Status.SKIP
+    )
 
 
 def test_gpu_processes():

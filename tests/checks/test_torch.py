@@ -81,6 +81,10 @@ def test_broken_torch_import_is_reported_not_raised(tmp_path):
     assert row.status is Status.FAIL
     assert row.message.startswith("import torch fails: ImportError: libcudnn.so.9")
     assert "pip install --force-reinstall torch==2.11.0+cu130" in row.hint
+    # The failing torch is not the installed one: the hint names the PYTHONPATH entry.
+    shadowed = run_check(t.importable, torch_runtime=rt, dists=_dists([]))
+    assert shadowed.status is Status.FAIL and f"it loads {pkg}, not the installed torch 2.11.0+cu130" in shadowed.message
+    assert f"remove {tmp_path} from PYTHONPATH" in shadowed.hint
     # Checks that need the imported torch skip, pointing at the one that explains.
     dep = run_check(t.loaded_libraries, torch_runtime=rt, env={})
     assert dep.status is Status.SKIP and "torch.importable" in dep.message
