@@ -222,7 +222,12 @@ def inductor_cache_check(inductor_cache, mounts=None):
         )
     probe = DirProbe(**c["probe"])
     status, message, hint = judge_cache_dir(
-        f"Inductor cache ({c['source']})", probe, mounts, env_var="TORCHINDUCTOR_CACHE_DIR", needs_exec=True
+        f"Inductor cache ({c['source']})",
+        probe,
+        mounts,
+        env_var="TORCHINDUCTOR_CACHE_DIR",
+        suggest="/tmp/torchinductor-$(id -u)",
+        needs_exec=True,
     )
     if status is Status.PASS:
         note = f"; getpass.getuser() fails ({c['user_source']}) but this torch falls back to uid_<n>" if c["user"] is None else ""

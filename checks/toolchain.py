@@ -28,7 +28,7 @@ def resolve_program(value: str, path_var: str | None) -> tuple[str | None, str]:
         return None, "is set but empty"
     if " " in value.strip() and not os.path.exists(value):
         # Both Triton and Inductor pass it as ONE argv element: "ccache gcc" is not a program.
-        return None, f"is '{value}', a command line; it is run as a single program, so only one executable path works there"
+        return None, f"is '{value}', a command line, but it is run as one program name"
     if os.sep in value:
         path = value
     else:

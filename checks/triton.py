@@ -178,7 +178,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
     if req is None:
         kind = torch_build.get("kind") if torch_build else None
         why = "a CPU build; torch.compile uses Inductor's C++ backend there" if kind == "cpu" else "it declares no Triton dependency"
-        extra = f" ({', '.join(d['name'] + ' ' + d['version'] for d in present)} installed, unused by torch's pin)" if present else ""
+        extra = f" ({', '.join(d['name'] + ' ' + d['version'] for d in present)} installed, is installed independently)" if present else ""
         return skip(f"torch {torch['version']} does not depend on Triton: {why}{extra}")
     if not req.applies:
         # A missing Triton is expected where the marker is false (Windows, old aarch64 wheels,
@@ -316,9 +316,9 @@ def is_network_fs(fstype: str) -> bool:
     return fstype.startswith("fuse.") and fstype.split(".", 1)[1] in NETWORK_FUSE
 
 
-def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, needs_exec: bool) -> tuple[Status, str, str]:
+def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest: str, needs_exec: bool) -> tuple[Status, str, str]:
     """(status, message, hint) for a compiler cache directory: writable, local, not noexec."""
-    fix = f"export {env_var}=/tmp/{env_var.lower()}-$(id -u)   # or any writable local directory"
+    fix = f"export {env_var}={suggest}   # or any writable local directory"
     where = probe.path if probe.exists else f"{probe.path} (not created yet; tested {probe.checked})"
     if not probe.writable:
         return Status.FAIL, f"{what} {where} is not writable: {probe.error}", fix
@@ -375,7 +375,12 @@ def cache_dir(triton_cache, triton_pkg, mounts=None):
         )
     probe = DirProbe(**triton_cache["probe"])
     status, message, hint = judge_cache_dir(
-        f"Triton cache ({triton_cache['source']})", probe, mounts, env_var="TRITON_CACHE_DIR", needs_exec=True
+        f"Triton cache ({triton_cache['source']})",
+        probe,
+        mounts,
+        env_var="TRITON_CACHE_DIR",
+        suggest="/tmp/triton-$(id -u)",
+        needs_exec=True,
     )
     if status is Status.PASS:
         return ok(message, details={"path": probe.path, "source": triton_cache["source"]})
@@ -394,7 +399,12 @@ def c_compiler_check(c_compiler, triton_pkg):
             if c_compiler["source"] == "PATH"
             else "export CC=/usr/bin/gcc   # CC must name one compiler executable, not a folder or a command line"
         )
-        return fail(c_compiler["problem"], hint, details=c_compiler)
+        consequence = (
+            "Triton fails with 'Failed to find C compiler. Please specify via CC environment variable'"
+            if c_compiler["source"] == "PATH"
+            else "Triton's launcher build fails (it runs CC as one program, without a shell)"
+        )
+        return fail(f"{c_compiler['problem']}: {consequence}", hint, details=c_compiler)
     return ok(f"{c_compiler['path']} ({c_compiler['source']}){': ' + c_compiler['version'] if c_compiler.get('version') else ''}")
 
 
