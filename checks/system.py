@@ -109,6 +109,8 @@ def mounts() -> list:
 
 
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p")
+# FUSE file systems that reach over the network (fuse-overlayfs of rootless podman does not).
+NETWORK_FUSE = ("sshfs", "s3fs", "gcsfuse", "rclone", "juicefs", "glusterfs", "ceph", "cephfs", "blobfuse", "goofys", "mountpoint-s3")
 
 
 def find_mount(path: str, mounts: list) -> dict | None:
@@ -124,7 +126,10 @@ def find_mount(path: str, mounts: list) -> dict | None:
 
 
 def is_network_fs(mount: dict | None) -> bool:
-    return bool(mount) and (mount["fstype"] in NETWORK_FS or mount["fstype"].startswith("fuse."))
+    if not mount:
+        return False
+    fstype = mount["fstype"]
+    return fstype in NETWORK_FS or (fstype.startswith("fuse.") and fstype[5:] in NETWORK_FUSE)
 
 
 @fact("container")

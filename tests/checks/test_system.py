@@ -68,6 +68,8 @@ def test_mountinfo_and_find_mount():
     assert nfs["mount_point"] == "/mnt/home dir" and system.is_network_fs(nfs)
     assert "ro" in system.find_mount("/ro/cache", mounts)["options"]
     assert system.find_mount("/usr/lib", mounts)["mount_point"] == "/"
+    assert not system.is_network_fs({"fstype": "fuse.fuse-overlayfs"})
+    assert system.is_network_fs({"fstype": "fuse.sshfs"})
     real = gather(system.mounts)
     assert any(m["mount_point"] == "/" for m in real)
 
