@@ -45,7 +45,7 @@ def test_json_junit_markdown_in_one_run(tmp_path):
     assert {row["id"] for row in data["results"]} >= {"system.python", "packages.versions"}
     suite = ET.parse(x).getroot().find("testsuite")
     assert int(suite.get("tests")) == len(data["results"])
-    assert m.read_text().startswith("### envdoctor report")
+    assert m.read_text().startswith("### envdoctor: HEALTHY")
 
 
 def test_format_json_to_stdout_and_output_file(tmp_path):
