@@ -141,6 +141,8 @@ def cli() -> None:
     help="Config file (default: envdoctor.toml or [tool.envdoctor] found upwards).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print one line; the exit code carries the verdict (health checks).")
+@click.option("--distributed", is_flag=True, help="One rank of a torchrun/srun/indexed-Job launch: rank 0 reports the whole job (docs/fleet.md).")
+@click.option("--rank-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, help="--distributed: seconds before a silent rank is reported.")
 def check_cmd(
     select,
     deselect,
@@ -158,6 +160,8 @@ def check_cmd(
     expects,
     config_file,
     quiet,
+    distributed,
+    rank_timeout,
 ) -> None:
     """Run the checks and report."""
     from envdoctor import config
@@ -167,6 +171,15 @@ def check_cmd(
     from envdoctor.select import split_patterns, unmatched
     from envdoctor.session import RunOptions, execute
 
+    launch, run = None, execute
+    if distributed:
+        from envdoctor.distributed import DistributedRun, launch_for_cli
+
+        try:
+            launch, (output, json_file, junit_file, markdown_file) = launch_for_cli(os.environ, (output, json_file, junit_file, markdown_file))
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+        run, quiet = DistributedRun(launch, rank_timeout), quiet or not launch.coordinator
     targets = [p for p in (output, json_file, junit_file, markdown_file) if p]
     for p in targets:
         _writable_target(p)
@@ -182,16 +195,16 @@ def check_cmd(
     progress = TTYProgress(len(specs)) if tty else None
     if progress:
         with progress:
-            report = execute(opts, registry=reg, specs=specs, progress=progress)
+            report = run(opts, registry=reg, specs=specs, progress=progress)
     else:
-        report = execute(opts, registry=reg, specs=specs)
+        report = run(opts, registry=reg, specs=specs)
     report = judge_must_pass(report, expected, reg.checks, profile)
     color = use_color(no_color) and not output
     main_text = render(report, fmt, verbose=verbose, color=color, strict=strict)
     if output:
         _write(output, main_text)
     if quiet:
-        click.echo(_quiet_line(report, strict))
+        click.echo(run.line(_quiet_line(report, strict)) if launch else _quiet_line(report, strict))
     elif not output:
         click.echo(main_text, nl=False)
     for path, extra_fmt in ((json_file, "json"), (junit_file, "junit"), (markdown_file, "markdown")):
@@ -199,7 +212,7 @@ def check_cmd(
             _write(path, render(report, extra_fmt, verbose=verbose, strict=strict))
     if report.interrupted:
         raise SystemExit(EXIT_INTERRUPTED)
-    raise SystemExit(EXIT_OK if report.healthy(strict) else EXIT_FAILED)
+    raise SystemExit(EXIT_OK if (run.healthy(report, strict) if launch else report.healthy(strict)) else EXIT_FAILED)
 
 
 @cli.command("list")
@@ -239,6 +252,11 @@ def _quiet_line(report, strict: bool) -> str:
         shown = "; ".join(f"{r.id}: {' '.join((r.message or r.status.value).split())}" for r in bad[:3])
         line += f" — {shown}" + (f"; +{len(bad) - 3} more" if len(bad) > 3 else "")
     return line
+
+
+from envdoctor.fleet import fleet_cmd  # noqa: E402 - its own module; registered here
+
+cli.add_command(fleet_cmd)
 
 
 def _sigterm(signum, frame):  # noqa: ARG001

@@ -1,0 +1,472 @@
+"""Distributed mode: ``envdoctor check --distributed``, run once per rank under an existing launcher.
+
+We never launch anything ourselves: ``torchrun``, Slurm's ``srun`` or a Kubernetes indexed Job
+starts one envdoctor per rank, and :func:`detect_launch` reads what that launcher put in the
+environment. Each rank then runs two sessions side by side:
+
+* the *local* checks (whatever ``--select``/profile chose, minus the ``distributed`` ones), and
+* the ``distributed.*`` checks, whose probe child imports torch, joins the rendezvous at once
+  (so rank 0 can tell a slow rank from a dead one by its heartbeat), waits for this rank's local
+  report (handed over in a file, because the orchestrating process never imports torch), posts
+  it to rank 0 through the launcher's TCPStore, and then runs the collectives.
+
+Rank 0 merges everything into one report: each local check once, with the ranks where it did
+not pass as items (``rank 1 @ node-b``), the ranks that never answered, and the ``distributed``
+rows (rendezvous, all-reduce correctness, bandwidth). The other ranks print a one-line summary
+and exit 0 once their report is delivered: under torchrun, one worker's non-zero exit makes the
+agent stop every other worker, which would kill rank 0 before it writes the combined report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from envdoctor.api import CheckSpec, Item, Status
+from envdoctor.registry import Registry
+from envdoctor.report import CheckOutcome, Report
+from envdoctor.runner import Progress
+from envdoctor.session import RunOptions, execute
+
+TAG = "distributed"
+FACT_LAUNCH = "dist_launch"
+FACT_COLLECTIVE = "dist_collective"
+DEFAULT_PORT = 29500
+DEFAULT_RANK_TIMEOUT = 120.0
+
+NOT_LAUNCHED = (
+    "not started by a launcher: set by torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), "
+    "Slurm srun (SLURM_PROCID, SLURM_NTASKS) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX with WORLD_SIZE and MASTER_ADDR)"
+)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where this process sits in the job, as its launcher described it."""
+
+    launcher: str  # "torchrun" | "slurm" | "kubernetes" | "env"
+    rank: int
+    world_size: int
+    local_rank: int
+    local_world_size: int | None
+    master_addr: str
+    master_port: int
+    agent_store: bool  # torchrun's agent hosts the TCPStore; every rank is a client
+    run_id: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def coordinator(self) -> bool:
+        return self.rank == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["problems"] = list(self.problems)
+        return d
+
+    def format_path(self, path: str | None, host: str) -> str | None:
+        """Report files: ``{rank}``/``{local_rank}``/``{host}`` make one file per rank (``{host}``
+        alone: one per host, written by local rank 0); a plain path is rank 0's combined report."""
+        if not path:
+            return None
+        keys = set(re.findall(r"\{(rank|local_rank|host)\}", path))
+        if not keys:
+            return path if self.coordinator else None
+        if keys == {"host"} and self.local_rank != 0:
+            return None
+        return path.replace("{rank}", str(self.rank)).replace("{local_rank}", str(self.local_rank)).replace("{host}", host)
+
+
+def _int(env: Mapping[str, str], name: str, problems: list[str], default: int | None = None) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw.strip())
+    except ValueError:
+        problems.append(f"{name}={raw!r} is not a number")
+        return default
+
+
+def first_slurm_host(nodelist: str) -> str:
+    """The first host of a Slurm hostlist (``gpu[01-04,07],login1`` → ``gpu01``), as
+    ``scontrol show hostnames`` would list it first; zero padding is kept."""
+    depth, end = 0, len(nodelist)
+    for i, ch in enumerate(nodelist):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            end = i
+            break
+    first = nodelist[:end].strip()
+    return re.sub(r"\[([^\]]*)\]", lambda m: m.group(1).split(",")[0].split("-")[0], first)
+
+
+def detect_launch(env: Mapping[str, str]) -> Launch | None:
+    """torchrun's variables win (torchrun may itself run under srun); then Slurm's; then an indexed Job's."""
+    problems: list[str] = []
+    if "RANK" in env or ("WORLD_SIZE" in env and "JOB_COMPLETION_INDEX" not in env):
+        launcher = "torchrun" if "TORCHELASTIC_RUN_ID" in env else "env"
+        rank = _int(env, "RANK", problems)
+        world = _int(env, "WORLD_SIZE", problems)
+        local_rank = _int(env, "LOCAL_RANK", problems, 0)
+        local_world = _int(env, "LOCAL_WORLD_SIZE", problems)
+        addr = env.get("MASTER_ADDR", "")
+        port = _int(env, "MASTER_PORT", problems)
+        if port is None:
+            problems.append("MASTER_PORT is not set")
+        run_id = env.get("TORCHELASTIC_RUN_ID", "") + "." + env.get("TORCHELASTIC_RESTART_COUNT", "0")
+    elif "SLURM_PROCID" in env and "SLURM_NTASKS" in env:
+        launcher = "slurm"
+        rank = _int(env, "SLURM_PROCID", problems)
+        world = _int(env, "SLURM_NTASKS", problems)
+        local_rank = _int(env, "SLURM_LOCALID", problems, 0)
+        local_world = _int(env, "SLURM_NTASKS_PER_NODE", problems)
+        nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or ""
+        addr = env.get("MASTER_ADDR") or (first_slurm_host(nodelist) if nodelist else "")
+        job = _int(env, "SLURM_JOB_ID", problems, 0) or 0
+        step = _int(env, "SLURM_STEP_ID", problems, 0) or 0
+        # Every task of the step must compute the same port without talking to the others.
+        port = _int(env, "MASTER_PORT", problems, 20000 + (job + step) % 20000)
+        run_id = f"slurm.{job}.{step}"
+    elif "JOB_COMPLETION_INDEX" in env:
+        launcher = "kubernetes"
+        rank = _int(env, "JOB_COMPLETION_INDEX", problems)
+        world = _int(env, "WORLD_SIZE", problems)
+        if world is None:
+            problems.append("WORLD_SIZE is not set (set it to the Job's completions)")
+        local_rank, local_world = 0, 1
+        addr = env.get("MASTER_ADDR", "")
+        port = _int(env, "MASTER_PORT", problems, DEFAULT_PORT)
+        run_id = "k8s." + env.get("HOSTNAME", "").rsplit("-", 2)[0]
+    else:
+        return None
+    if rank is None:
+        problems.append("the rank is not set")
+    if world is None or world < 1:
+        problems.append("the world size is not set" if world is None else f"world size {world} is not positive")
+    if rank is not None and world is not None and not 0 <= rank < world:
+        problems.append(f"rank {rank} is outside the world of {world} ranks")
+    if not addr:
+        problems.append("MASTER_ADDR is not set (the host of rank 0, where the rendezvous store listens)")
+    if port is not None and not 0 < port < 65536:
+        problems.append(f"MASTER_PORT {port} is not a valid port")
+    return Launch(
+        launcher=launcher,
+        rank=rank if rank is not None else -1,
+        world_size=world if world is not None else 0,
+        local_rank=local_rank or 0,
+        local_world_size=local_world,
+        master_addr=addr,
+        master_port=port or 0,
+        agent_store=env.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
+        run_id=run_id,
+        problems=tuple(problems),
+    )
+
+
+# -- what each rank sends to rank 0 ------------------------------------------------------------
+
+
+def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
+    """The compact form of one rank's local report that travels to rank 0: every verdict, and the
+    facts a fleet must agree on (not the whole fact dump, which would be N copies of a big dict)."""
+    from envdoctor.fleet import extract_facts
+    from envdoctor.reporters.json import to_dict
+
+    full = to_dict(report)
+    keep = ("id", "title", "status", "message", "hint", "tags", "source")
+    return {
+        "rank": launch.rank,
+        "local_rank": launch.local_rank,
+        "host": str(report.platform.get("hostname", "?")),
+        "counts": report.counts(),
+        "interrupted": report.interrupted,
+        "timed_out": report.timed_out,
+        "duration_s": round(report.duration, 2),
+        "results": [{k: r[k] for k in keep} for r in full["results"]],
+        "fleet": extract_facts(full["facts"]),
+    }
+
+
+# -- merging the ranks' verdicts ----------------------------------------------------------------
+
+
+def _label(rank: int, host: str) -> str:
+    return f"rank {rank} @ {host}"
+
+
+def _ranks_text(ranks: Sequence[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
+
+def merge_results(summaries: Mapping[int, Mapping[str, Any]]) -> list[CheckOutcome]:
+    """Each local check once. Where the ranks agree the row reads as on one machine; where they
+    do not, the row takes the worst status and lists each rank that differs from the majority."""
+    by_id: dict[str, dict[int, Mapping[str, Any]]] = {}
+    order: list[str] = []
+    for rank in sorted(summaries):
+        for row in summaries[rank].get("results", ()):
+            if row["id"] not in by_id:
+                by_id[row["id"]] = {}
+                order.append(row["id"])
+            by_id[row["id"]][rank] = row
+    merged: list[CheckOutcome] = []
+    for cid in order:
+        rows = by_id[cid]
+        first = rows[min(rows)]
+        statuses = {r: Status(row["status"]) for r, row in rows.items()}
+        worst = max(statuses.values(), key=lambda s: s.severity)
+        common, _ = Counter((row["status"], row["message"]) for row in rows.values()).most_common(1)[0]
+        odd = [r for r, row in sorted(rows.items()) if (row["status"], row["message"]) != common or statuses[r].severity > 0]
+        base = CheckOutcome(
+            id=cid,
+            title=str(first.get("title", cid)),
+            status=worst,
+            message=str(first.get("message", "")),
+            hint=str(first.get("hint", "")),
+            tags=tuple(first.get("tags", ())),
+            source=str(first.get("source", "")),
+        )
+        if not odd:
+            merged.append(base)
+            continue
+        bad = [r for r in sorted(rows) if statuses[r] is worst]
+        lead = rows[bad[0]]
+        hosts = sorted({str(summaries[r].get("host", "?")) for r in bad})
+        what = {Status.FAIL: "failed", Status.ERROR: "errored", Status.WARN: "warned", Status.SKIP: "skipped", Status.PASS: "passed"}[worst]
+        message = f"{what} on {_ranks_text(bad)} of {len(rows)} ({', '.join(hosts)}): {lead.get('message', '')}"
+        items = tuple(Item(_label(r, str(summaries[r].get("host", "?"))), statuses[r], str(rows[r].get("message", ""))) for r in odd)
+        merged.append(replace(base, message=message, hint=str(lead.get("hint", "")) or base.hint, items=items))
+    return merged
+
+
+def _rank_table(collective: Mapping[str, Any], summaries: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    table = []
+    for key, info in sorted((collective.get("ranks") or {}).items(), key=lambda kv: int(kv[0])):
+        rank = int(key)
+        s = summaries.get(rank) or {}
+        failing = [
+            {"id": r["id"], "status": r["status"], "message": r["message"]}
+            for r in s.get("results", ())
+            if r["status"] in ("fail", "error") or r["status"] == "warn"
+        ]
+        table.append(
+            {
+                "rank": rank,
+                "host": info.get("host") or s.get("host"),
+                "local_rank": info.get("local_rank", s.get("local_rank")),
+                "state": info.get("state"),
+                "note": info.get("note", ""),
+                "counts": s.get("counts"),
+                "failing": failing,
+                "collective": info.get("collective"),
+                "fleet": s.get("fleet"),
+            }
+        )
+    return table
+
+
+def combine(local: Report, dist: Report, launch: Launch) -> Report:
+    """Rank 0's report for the whole job."""
+    collective = dist.facts.get(FACT_COLLECTIVE)
+    collective = collective if isinstance(collective, dict) and "ranks" in collective else {}
+    summaries = {int(k): v for k, v in (collective.get("reports") or {}).items() if isinstance(v, dict)}
+    if not summaries:
+        summaries = {launch.rank: rank_summary(local, launch)}
+    results = merge_results(summaries) + list(dist.results)
+    hosts = sorted({str(s.get("host", "?")) for s in summaries.values()})
+    table = _rank_table(collective, summaries)
+    slim = {k: v for k, v in collective.items() if k not in ("reports", "ranks")}
+    facts = dict(local.facts)
+    facts["distributed"] = {"launch": launch.as_dict(), **slim, "ranks": table}
+    platform = dict(local.platform)
+    platform["summary"] = (
+        f"{launch.world_size} ranks on {len(hosts)} host{'s' if len(hosts) != 1 else ''} ({launcher_name(launch)}); "
+        f"rank 0: {local.platform.get('summary', '')}"
+    )
+    return Report(
+        tool_version=local.tool_version,
+        started_at=local.started_at,
+        duration=max(local.duration, dist.duration),
+        platform=platform,
+        results=tuple(results),
+        facts=facts,
+        options={**dict(local.options), "distributed": True},
+        interrupted=local.interrupted or dist.interrupted,
+        timed_out=local.timed_out or dist.timed_out,
+    )
+
+
+LAUNCHER_NAMES = {"torchrun": "torchrun", "slurm": "Slurm srun", "kubernetes": "Kubernetes indexed Job", "env": "env:// variables"}
+
+
+def launcher_name(launch: Launch) -> str:
+    return LAUNCHER_NAMES.get(launch.launcher, launch.launcher)
+
+
+def own_report(local: Report, dist: Report) -> Report:
+    """A non-coordinator's view: its local checks and its side of the collectives."""
+    facts = {**dict(local.facts), **{k: v for k, v in dist.facts.items() if k != FACT_COLLECTIVE}}
+    facts[FACT_COLLECTIVE] = dist.facts.get(FACT_COLLECTIVE)
+    return replace(
+        local,
+        results=tuple(local.results) + tuple(dist.results),
+        facts=facts,
+        options={**dict(local.options), "distributed": True},
+        interrupted=local.interrupted or dist.interrupted,
+        timed_out=local.timed_out or dist.timed_out,
+    )
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DistributedOutcome:
+    launch: Launch
+    report: Report  # rank 0: the combined report; other ranks: their own
+    delivered: bool  # False when this rank lost rank 0 (then no one else will report it)
+
+    def exit_healthy(self, strict: bool) -> bool:
+        """Rank 0's exit code carries the job's verdict. Another rank fails only when it lost
+        rank 0; a rank whose own probe died is reported by rank 0 (it never answered)."""
+        if self.launch.coordinator:
+            return self.report.healthy(strict)
+        return self.delivered
+
+    def one_line(self) -> str:
+        c = self.report.counts()
+        collective = self.report.facts.get(FACT_COLLECTIVE)
+        if not self.delivered:
+            state = "LOST rank 0, so no combined report covers this rank"
+        elif isinstance(collective, dict) and "ranks" in collective:
+            state = "rank 0 writes the combined report"
+        else:
+            why = collective.get("error") or collective.get("unavailable") if isinstance(collective, dict) else None
+            state = f"its distributed probe failed ({why or 'no result'}); rank 0 reports this rank as not answering"
+        return (
+            f"envdoctor rank {self.launch.rank}/{self.launch.world_size} on {self.report.platform.get('hostname', '?')}: "
+            f"{c['pass']} passed, {c['warn']} warned, {c['fail']} failed, {c['error']} errors; {state}"
+        )
+
+
+def execute_distributed(
+    opts: RunOptions,
+    launch: Launch,
+    *,
+    registry: Registry,
+    specs: Sequence[CheckSpec],
+    rank_timeout: float = DEFAULT_RANK_TIMEOUT,
+    progress: Progress | None = None,
+    env: Mapping[str, str] | None = None,
+) -> DistributedOutcome:
+    env = dict(os.environ if env is None else env)
+    local_specs = [s for s in specs if TAG not in s.tags]
+    dist_specs = [s for s in registry.checks if TAG in s.tags and not _deselected(s, opts.deselect)]
+    local_timeout = float(opts.timeout or 300.0)
+    handoff_dir = tempfile.mkdtemp(prefix="envdoctor-dist-")
+    handoff = os.path.join(handoff_dir, "report.json")
+    dist_opts = RunOptions(
+        profile=opts.profile,
+        # The collectives wait for the slowest rank's local checks (bounded by its --timeout)
+        # and then for up to a few rank timeouts; the body enforces the finer deadlines.
+        timeout=local_timeout + 5 * rank_timeout + 60,
+        checks_paths=opts.checks_paths,
+        verbose=opts.verbose,
+        extra={
+            **dict(opts.extra),
+            "distributed": {"handoff": handoff, "rank_timeout": rank_timeout, "local_timeout": local_timeout},
+        },
+    )
+    box: dict[str, Report] = {}
+
+    def run_dist() -> None:
+        box["dist"] = execute(dist_opts, registry=registry, specs=dist_specs, env=env)
+
+    # Daemon: if this process is interrupted, the probe child notices its parent is gone and exits.
+    worker = threading.Thread(target=run_dist, name="envdoctor-distributed", daemon=True)
+    worker.start()
+    try:
+        local = execute(opts, registry=registry, specs=local_specs, progress=progress, env=env)
+        _write_handoff(handoff, rank_summary(local, launch))
+        while worker.is_alive():
+            worker.join(0.2)
+    finally:
+        try:
+            os.unlink(handoff)
+        except OSError:
+            pass
+        try:
+            os.rmdir(handoff_dir)
+        except OSError:
+            pass
+    dist = box.get("dist") or replace(local, results=(), facts={})
+    collective = dist.facts.get(FACT_COLLECTIVE)
+    delivered = not (isinstance(collective, dict) and collective.get("coordinator_lost"))
+    if launch.coordinator:
+        return DistributedOutcome(launch, combine(local, dist, launch), True)
+    return DistributedOutcome(launch, own_report(local, dist), bool(delivered))
+
+
+def _deselected(spec: CheckSpec, patterns: Sequence[str]) -> bool:
+    from envdoctor.select import matches
+
+    return any(matches(spec, p) for p in patterns)
+
+
+def _write_handoff(path: str, summary: Mapping[str, Any]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(summary, f, default=str)
+    os.replace(tmp, path)
+
+
+# -- the CLI's view ----------------------------------------------------------------------------
+
+
+def launch_for_cli(env: Mapping[str, str], paths: Sequence[str | None]) -> tuple[Launch, list[str | None]]:
+    """This rank's launch and its report paths (see :meth:`Launch.format_path`); ValueError when
+    envdoctor was not started by a launcher, so ``--distributed`` cannot work."""
+    import socket
+
+    launch = detect_launch(env)
+    if launch is None:
+        raise ValueError(f"--distributed: {NOT_LAUNCHED}; see docs/fleet.md")
+    if launch.problems:
+        raise ValueError(f"--distributed: {launcher_name(launch)} variables are inconsistent: {'; '.join(launch.problems)}")
+    host = socket.gethostname()
+    return launch, [launch.format_path(p, host) for p in paths]
+
+
+class DistributedRun:
+    """A drop-in for :func:`envdoctor.session.execute` that runs this rank's part of the job."""
+
+    def __init__(self, launch: Launch, rank_timeout: float) -> None:
+        self.launch = launch
+        self.rank_timeout = rank_timeout
+        self.outcome: DistributedOutcome | None = None
+
+    def __call__(self, opts: RunOptions, *, registry: Registry, specs: Sequence[CheckSpec], progress: Progress | None = None) -> Report:
+        self.outcome = execute_distributed(
+            opts, self.launch, registry=registry, specs=specs, rank_timeout=self.rank_timeout, progress=progress
+        )
+        return self.outcome.report
+
+    def healthy(self, report: Report, strict: bool) -> bool:
+        if self.launch.coordinator or self.outcome is None:
+            return report.healthy(strict)
+        return self.outcome.exit_healthy(strict)
+
+    def line(self, default: str) -> str:
+        """The one line a rank other than 0 prints (its verdict is in rank 0's report)."""
+        if self.launch.coordinator or self.outcome is None:
+            return default
+        return self.outcome.one_line()

@@ -1,0 +1,338 @@
+"""Fleet summary: many per-node JSON reports → which node fails what, and which node is different.
+
+``envdoctor fleet reports/*.json`` reads the reports written by ``envdoctor check --json
+reports/{host}.json`` on every node (or the combined report of ``--distributed``, whose ranks
+count as nodes). It prints a table of nodes × failing checks and, for every fact a fleet running
+one image should agree on (torch and its CUDA, Triton, driver, cuDNN, NCCL, GPU model and count,
+Python), the majority value and the nodes that differ: the node with the older driver or the
+one missing a GPU is what a migration usually gets wrong. Unreadable, malformed or partial
+reports are listed as such; they never stop the summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+# The facts a fleet should agree on, in report order.
+FLEET_FACTS = ("torch", "torch_cuda", "triton", "driver", "cudnn", "nccl", "gpu_model", "gpu_count", "python")
+BAD = ("fail", "error")
+SHOWN = ("fail", "error", "warn")
+
+
+def _available(value: Any) -> bool:
+    return not (isinstance(value, dict) and ("unavailable" in value or "error" in value) and len(value) == 1)
+
+
+def extract_facts(facts: Mapping[str, Any]) -> dict[str, str]:
+    """The comparable facts of one report, as strings. A fact the run did not gather is left out
+    (unknown, not a deviation); one the node does not have (no driver) becomes ``"none"``."""
+    out: dict[str, str] = {}
+
+    def put(key: str, value: Any) -> None:
+        if key not in out and value is not None and value != "":
+            out[key] = str(value)
+
+    dists = facts.get("dists")
+    build = facts.get("torch_build")
+    runtime = facts.get("torch_runtime")
+    if isinstance(dists, dict) and _available(dists):
+        torch = dists.get("torch")
+        put("torch", torch.get("version") if isinstance(torch, dict) else "not installed")
+        triton = dists.get("triton") or dists.get("pytorch-triton")
+        put("triton", triton.get("version") if isinstance(triton, dict) else "not installed")
+    if isinstance(build, dict):
+        if _available(build):
+            put("torch", build.get("version"))
+            put("torch_cuda", build.get("cuda") or "none (CPU build)" if build.get("kind") != "rocm" else f"rocm {build.get('hip')}")
+        else:
+            put("torch", "not installed")
+    if isinstance(runtime, dict) and _available(runtime):
+        put("torch", runtime.get("version"))
+        if "cuda" in runtime:
+            put("torch_cuda", runtime.get("cuda") or "none (CPU build)")
+        if runtime.get("cuda"):
+            put("cudnn", runtime.get("cudnn"))
+            put("nccl", runtime.get("nccl"))
+    driver = facts.get("driver")
+    if isinstance(driver, dict):
+        put("driver", driver.get("version") if _available(driver) else "none")
+    gpus = facts.get("visible_gpus", facts.get("gpus"))
+    if isinstance(gpus, list):
+        names = sorted({str(g.get("name", "?")) for g in gpus if isinstance(g, dict)})
+        put("gpu_model", ", ".join(names) or "none")
+        put("gpu_count", len(gpus))
+    elif isinstance(gpus, dict) and not _available(gpus):
+        put("gpu_model", "none")
+        put("gpu_count", 0)
+    py = facts.get("python_info")
+    if isinstance(py, dict) and _available(py):
+        put("python", py.get("version"))
+    return {k: out[k] for k in FLEET_FACTS if k in out}
+
+
+@dataclass
+class Node:
+    name: str
+    source: str
+    status: str  # "ok" | "fail" | "warn"
+    checks: dict[str, str] = field(default_factory=dict)  # check id -> status, for fail/error/warn
+    messages: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)
+    partial: str = ""  # why the report is incomplete, if it is
+
+
+@dataclass
+class Unreadable:
+    source: str
+    reason: str
+
+
+@dataclass
+class FactRow:
+    fact: str
+    majority: str | None  # None: no majority (a tie)
+    agreeing: int
+    known: int
+    differing: dict[str, str]  # node -> value
+    unknown: list[str]
+
+
+@dataclass
+class Fleet:
+    nodes: list[Node]
+    unreadable: list[Unreadable]
+    facts: list[FactRow]
+
+    @property
+    def failing(self) -> list[Node]:
+        return [n for n in self.nodes if n.status == "fail"]
+
+    @property
+    def deviating(self) -> list[str]:
+        return sorted({name for row in self.facts for name in row.differing})
+
+    @property
+    def partial(self) -> list[Node]:
+        return [n for n in self.nodes if n.partial]
+
+    def healthy(self, strict: bool = False) -> bool:
+        warned = strict and any(n.status == "warn" for n in self.nodes)
+        return not (self.failing or self.deviating or self.unreadable or self.partial or warned) and bool(self.nodes)
+
+
+def _expand(files: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for f in files:
+        if os.path.isdir(f):
+            out += sorted(os.path.join(f, n) for n in os.listdir(f) if n.endswith(".json"))
+        else:
+            out.append(f)
+    return out
+
+
+def _node_status(statuses: Iterable[str]) -> str:
+    s = set(statuses)
+    return "fail" if s & set(BAD) else "warn" if "warn" in s else "ok"
+
+
+def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
+    """One node per report; a combined ``--distributed`` report gives one node per rank."""
+    from envdoctor.reporters.json import from_dict
+
+    report = from_dict(dict(data))  # raises on a malformed report
+    partial = "interrupted" if report.interrupted else "stopped at --timeout" if report.timed_out else ""
+    host = str(report.platform.get("hostname") or os.path.splitext(os.path.basename(source))[0])
+    dist = report.facts.get("distributed") if isinstance(report.facts, Mapping) else None
+    ranks = dist.get("ranks") if isinstance(dist, Mapping) else None
+    if isinstance(ranks, list) and ranks:
+        nodes = []
+        for r in ranks:
+            failing = {f["id"]: f["status"] for f in r.get("failing") or ()}
+            messages = {f["id"]: f.get("message", "") for f in r.get("failing") or ()}
+            state = r.get("state")
+            why = "" if state == "reported" else f"rank sent no report ({r.get('note') or state})"
+            status = "fail" if why else _node_status(failing.values())
+            nodes.append(
+                Node(f"{r.get('host') or '?'}/rank{r.get('rank')}", source, status, failing, messages, dict(r.get("fleet") or {}), why)
+            )
+        return nodes
+    checks = {r.id: r.status.value for r in report.results if r.status.value in SHOWN}
+    messages = {r.id: r.message for r in report.results if r.status.value in SHOWN}
+    return [Node(host, source, _node_status(checks.values()), checks, messages, extract_facts(report.facts), partial)]
+
+
+def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:
+    nodes: list[Node] = []
+    bad: list[Unreadable] = []
+    for path in _expand(files):
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except OSError as e:
+            bad.append(Unreadable(path, f"cannot read: {e.strerror or e}"))
+            continue
+        except ValueError as e:
+            bad.append(Unreadable(path, f"not JSON ({e})"))
+            continue
+        if not isinstance(data, dict) or "results" not in data:
+            bad.append(Unreadable(path, "not an envdoctor report (no 'results')"))
+            continue
+        try:
+            found = _nodes_from(data, path)
+        except (KeyError, ValueError, TypeError, AttributeError) as e:
+            bad.append(Unreadable(path, f"malformed report: {type(e).__name__}: {e}"))
+            continue
+        nodes += found
+    # Two reports from one host (a rerun) must not merge into one row.
+    counts = Counter(n.name for n in nodes)
+    for n in nodes:
+        if counts[n.name] > 1:
+            n.name = f"{n.name} ({os.path.basename(n.source)})"
+    return nodes, bad
+
+
+def compare(nodes: Sequence[Node]) -> list[FactRow]:
+    rows = []
+    for key in FLEET_FACTS:
+        values = {n.name: n.facts[key] for n in nodes if key in n.facts}
+        if not values:
+            continue
+        ranked = Counter(values.values()).most_common()
+        tie = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+        majority = None if tie else ranked[0][0]
+        differing = {name: v for name, v in values.items() if v != majority}
+        unknown = [n.name for n in nodes if key not in n.facts]
+        rows.append(FactRow(key, majority, ranked[0][1] if not tie else 0, len(values), differing, unknown))
+    return rows
+
+
+def summarize(files: Sequence[str]) -> Fleet:
+    nodes, bad = load(files)
+    return Fleet(nodes, bad, compare([n for n in nodes if n.facts]))
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+CELL = {"fail": "FAIL", "error": "ERR", "warn": "warn"}
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def render_text(fleet: Fleet, strict: bool = False) -> str:
+    lines = [f"envdoctor fleet: {len(fleet.nodes)} node(s) from {len({n.source for n in fleet.nodes})} report(s)"]
+    if fleet.unreadable:
+        lines[0] += f", {len(fleet.unreadable)} unreadable"
+    lines.append("")
+    ids = sorted({cid for n in fleet.nodes for cid in n.checks})
+    if fleet.nodes:
+        lines.append("Nodes × failing checks" + ("" if ids else " (none)"))
+        head = ["node", "status", *[f"[{i + 1}]" for i in range(len(ids))]]
+        body = [
+            [n.name, n.status.upper() if n.status != "ok" else "ok", *[CELL.get(n.checks.get(c, ""), ".") for c in ids]]
+            for n in fleet.nodes
+        ]
+        lines += ["  " + line for line in _table([head, *body])]
+        for i, cid in enumerate(ids):
+            lines.append(f"  [{i + 1}] {cid}")
+        lines.append("")
+    if fleet.facts:
+        lines.append("Facts that should agree")
+        rows = [["fact", "majority", "nodes", "differing"]]
+        for row in fleet.facts:
+            major = row.majority if row.majority is not None else "(no majority)"
+            diff = ", ".join(f"{n}: {v}" for n, v in sorted(row.differing.items())) or "-"
+            rows.append([row.fact, major, f"{row.agreeing}/{row.known}", diff])
+        lines += ["  " + line for line in _table(rows)]
+        lines.append("")
+    if fleet.unreadable or fleet.partial:
+        lines.append("Unreadable or partial reports")
+        for u in fleet.unreadable:
+            lines.append(f"  {u.source}: {u.reason}")
+        for n in fleet.partial:
+            lines.append(f"  {n.source} ({n.name}): partial: {n.partial}")
+        lines.append("")
+    problems = []
+    if fleet.failing:
+        problems.append(f"{len(fleet.failing)} node(s) failing: {', '.join(n.name for n in fleet.failing)}")
+    if fleet.deviating:
+        problems.append(f"{len(fleet.deviating)} node(s) deviating: {', '.join(fleet.deviating)}")
+    if fleet.unreadable:
+        problems.append(f"{len(fleet.unreadable)} unreadable report(s)")
+    if fleet.partial:
+        problems.append(f"{len(fleet.partial)} partial report(s)")
+    if not fleet.nodes:
+        problems.append("no readable report")
+    if strict and any(n.status == "warn" for n in fleet.nodes):
+        problems.append("warnings (--strict)")
+    lines.append(("PROBLEMS FOUND: " + "; ".join(problems)) if problems else f"HEALTHY: {len(fleet.nodes)} node(s) pass and agree")
+    return "\n".join(lines) + "\n"
+
+
+def to_dict(fleet: Fleet, strict: bool = False) -> dict[str, Any]:
+    return {
+        "healthy": fleet.healthy(strict),
+        "nodes": [
+            {
+                "name": n.name,
+                "source": n.source,
+                "status": n.status,
+                "checks": n.checks,
+                "messages": n.messages,
+                "facts": n.facts,
+                "partial": n.partial,
+            }
+            for n in fleet.nodes
+        ],
+        "facts": [
+            {
+                "fact": r.fact,
+                "majority": r.majority,
+                "agreeing": r.agreeing,
+                "known": r.known,
+                "differing": r.differing,
+                "unknown": r.unknown,
+            }
+            for r in fleet.facts
+        ],
+        "unreadable": [{"source": u.source, "reason": u.reason} for u in fleet.unreadable],
+        "failing": [n.name for n in fleet.failing],
+        "deviating": fleet.deviating,
+    }
+
+
+def render_json(fleet: Fleet, strict: bool = False) -> str:
+    return json.dumps(to_dict(fleet, strict), indent=2) + "\n"
+
+
+@click.command("fleet")
+@click.argument("reports", nargs=-1, required=True, type=click.Path())
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the summary to FILE instead of stdout.")
+@click.option("--strict", is_flag=True, help="Nodes with warnings count as problems too.")
+def fleet_cmd(reports, fmt, output, strict) -> None:
+    """Summarise per-node JSON reports (files or directories): failing checks, and nodes that differ.
+
+    Exit 0 when every node passes and agrees; 1 when a node fails or deviates, or a report is
+    unreadable or partial.
+    """
+    fleet = summarize(reports)
+    text = render_json(fleet, strict) if fmt == "json" else render_text(fleet, strict)
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise click.UsageError(f"cannot write {output}: {e.strerror or e}") from None
+    else:
+        click.echo(text, nl=False)
+    raise SystemExit(0 if fleet.healthy(strict) else 1)
