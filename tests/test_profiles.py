@@ -1,0 +1,149 @@
+"""Profiles: which checks each one runs, and what `envdoctor check --profile ...` does on this
+CPU-only machine with CPU torch (healthy), with no C compiler and with an unmet expectation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from envdoctor.api import CheckSpec
+from envdoctor.select import choose
+from tests.conftest import run_cli
+
+
+def spec(id_: str, *tags: str) -> CheckSpec:
+    return CheckSpec(id_, lambda: None, id_, tags, ())
+
+
+SPECS = [
+    spec("system.python", "build"),
+    spec("nvidia.driver", "gpu"),
+    spec("smoke.cpu_compile", "build", "smoke"),
+    spec("smoke.cuda_matmul", "gpu", "smoke"),
+    spec("perf.matmul", "perf", "gpu"),
+    spec("dist.allreduce", "distributed"),
+    spec("site.untagged"),  # a plugin check that says nothing about GPUs
+]
+
+
+def ids(profile: str, select=(), deselect=()) -> list[str]:
+    return [s.id for s in choose(SPECS, select, deselect, profile)]
+
+
+def test_build_runs_only_what_needs_no_gpu():
+    # An untagged plugin check might need a GPU: a docker build must not fail for lack of one.
+    assert ids("build") == ["system.python", "smoke.cpu_compile"]
+
+
+def test_runtime_adds_driver_gpu_and_gpu_smoke():
+    assert ids("runtime") == ["system.python", "nvidia.driver", "smoke.cpu_compile", "smoke.cuda_matmul", "site.untagged"]
+
+
+def test_full_adds_perf_and_default_is_everything_quick():
+    assert ids("full") == [*ids("runtime")[:4], "perf.matmul", "site.untagged"]
+    assert ids("default") == ids("runtime")
+
+
+def test_explicit_select_wins_over_the_profile():
+    assert ids("build", select=["perf"]) == ["perf.matmul"]
+    assert ids("build", deselect=["smoke"]) == ["system.python"]
+
+
+# -- the real CLI on this CPU-only machine ---------------------------------------------------
+# Only the first run pays for the CPU torch.compile smoke (about a minute on a small CI box);
+# the others deselect it or select what they need.
+
+
+def rows(res) -> dict[str, dict]:
+    return {r["id"]: r for r in json.loads(res.stdout)["results"]}
+
+
+@pytest.fixture(scope="module")
+def build_run():
+    return run_cli("check", "--profile", "build", "--format", "json")
+
+
+def test_build_profile_is_healthy_here(build_run):
+    assert build_run.returncode == 0, build_run.stdout[-3000:] + build_run.stderr
+    found = rows(build_run)
+    assert not [r for r in found.values() if r["status"] in ("fail", "error")]
+    assert all("build" in r["tags"] for r in found.values())
+    assert not [i for i, r in found.items() if "gpu" in r["tags"]]
+
+
+def test_build_profile_fails_without_a_c_compiler(tmp_path):
+    # PATH holding only the python dir: no gcc, g++, cc or clang, and CC/CXX unset.
+    env = {k: v for k, v in os.environ.items() if k not in ("CC", "CXX")}
+    env["PATH"] = os.path.dirname(sys.executable)
+    res = subprocess.run(
+        [sys.executable, "-m", "envdoctor", "check", "--profile", "build", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        cwd=str(tmp_path),
+    )
+    assert res.returncode == 1, res.stderr
+    found = rows(res)
+    bad = sorted(i for i, r in found.items() if r["status"] in ("fail", "error"))
+    # The two compiler checks name the cause; the CPU compile smoke (when installed) shows the consequence.
+    assert {"compile.cxx_compiler", "triton.c_compiler"} <= set(bad) <= {"compile.cxx_compiler", "triton.c_compiler", "smoke.compile"}
+    assert "no g++ on PATH" in found["compile.cxx_compiler"]["message"]
+    assert "no gcc or clang on PATH" in found["triton.c_compiler"]["message"]
+
+
+def test_build_profile_fails_on_an_unmet_expectation(cli, tmp_path):
+    res = cli("check", "--profile", "build", "--expect", "torch==1.0", "--deselect", "smoke", "--format", "json", cwd=str(tmp_path))
+    assert res.returncode == 1, res.stderr
+    found = rows(res)
+    bad = [i for i, r in found.items() if r["status"] in ("fail", "error")]
+    assert bad == ["expect.torch"]
+    assert found["expect.torch"]["message"].endswith("does not satisfy ==1.0")
+    assert found["expect.torch"]["hint"] == 'pip install "torch==1.0"'
+
+
+def test_gpu_expectations_skip_in_build(cli, tmp_path):
+    res = cli(
+        "check",
+        "--profile",
+        "build",
+        "-e",
+        "gpus=8",
+        "-e",
+        "torch>=2.0",
+        "--select",
+        "system.python",
+        "--format",
+        "json",
+        cwd=str(tmp_path),
+    )
+    assert res.returncode == 0, res.stdout[-2000:]
+    found = rows(res)
+    assert found["expect.gpus"]["status"] == "skip"
+    assert found["expect.torch"]["status"] == "pass"
+
+
+def test_quiet_is_one_line_and_the_exit_code_carries_the_verdict(cli, tmp_path):
+    res = cli("check", "--profile", "build", "--quiet", "--expect", "torch==1.0", "--select", "system", cwd=str(tmp_path))
+    assert res.returncode == 1
+    lines = res.stdout.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("envdoctor PROBLEMS FOUND: ")
+    assert "expect.torch: torch " in lines[0] and "does not satisfy ==1.0" in lines[0]
+    ok = cli("check", "--profile", "build", "-q", "--select", "system.python", cwd=str(tmp_path))
+    assert ok.returncode == 0 and ok.stdout.startswith("envdoctor HEALTHY: ") and len(ok.stdout.splitlines()) == 1
+
+
+def test_runtime_profile_expects_a_gpu(cli, tmp_path):
+    # A GPU container that lost its GPUs must fail its health check, not skip every GPU check.
+    res = cli("check", "--profile", "runtime", "--select", "system.python", "--format", "json", cwd=str(tmp_path))
+    assert res.returncode == 1
+    row = rows(res)["expect.gpus"]
+    assert row["status"] == "fail" and row["message"].startswith("expected >=1 GPUs, but no NVIDIA")
+    assert row["source"] == "expectation (--profile runtime)"
+    none = cli("check", "--profile", "runtime", "--select", "system.python", "--expect", "gpus=0", "-q", cwd=str(tmp_path))
+    assert none.returncode == 0, none.stdout
