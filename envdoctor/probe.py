@@ -44,6 +44,26 @@ _CAUSES = [
 ]
 
 
+# Probe bodies announce each step that can hang or crash ("envdoctor-stage: initialising CUDA on
+# GPU 0"); the last one says where a killed or dead worker was.
+_STAGE = re.compile(r"^envdoctor-stage: (.+)$", re.M)
+
+
+def last_stage(output: str) -> str:
+    """'while <the last step a body announced>' (a CUDA init hang is named as such), or ''."""
+    stages = _STAGE.findall(output)
+    if not stages:
+        return ""
+    step = stages[-1].strip()[:200]
+    if step.startswith("initialising CUDA"):
+        return f"while {step} (a CUDA init hang or crash: check nvidia-smi, dmesg for Xid errors, and nvidia-fabricmanager on NVSwitch systems)"
+    return f"while {step}"
+
+
+def _dead_cause(output: str) -> str:
+    return "; ".join(p for p in (explain_output(output), last_stage(output)) if p)
+
+
 def explain_output(output: str) -> str:
     """The most telling cause found in a probe's output, or ''."""
     for pattern, text in _CAUSES:
@@ -115,7 +135,7 @@ class _Worker:
                 kill_group(self.proc, grace=1.0)
                 out = self._output_since(offset)
                 self.close()
-                cause = explain_output(out)
+                cause = _dead_cause(out)
                 raise ProbeError(
                     f"{what} did not finish within {timeout:.0f}s and was killed" + (f"; {cause}" if cause else ""),
                     output=out,
@@ -151,7 +171,7 @@ class _Worker:
             how = f"exited with status {rc}"
         else:
             how = "closed its result channel"
-        cause = explain_output(out)
+        cause = _dead_cause(out)
         raise ProbeError(f"{what} {how}" + (f"; {cause}" if cause else ""), output=out)
 
     def close(self) -> None:

@@ -1,0 +1,365 @@
+"""Smoke tests: real work on the real stack, compared with a reference, with a diagnosis.
+
+Versions can all look right while nothing runs. These checks run a matmul on every visible GPU,
+a Triton kernel from a file, ``torch.compile`` of a function and of a small conv net, CUDA
+graphs, bf16 autocast under compile and an op on the XLA device. The bodies live in
+``bodies/smoke.py`` and run in probe workers (fresh Triton/Inductor caches, so the real
+toolchain is exercised); this module decides what to run and judges the numbers.
+
+Speed. Importing torch and a first ``torch.compile`` dominate a run. The shared worker (which
+also serves ``torch_runtime``) runs the cheap smokes in turn: torch is imported once for them.
+On a machine with enough cores the compile smokes run *in parallel lanes* (one-off workers):
+each lane pays its own import and first compile, but at the same time as the others, so the
+wall time is that of the slowest lane, about one first compile. With few cores (CI, laptops)
+lanes would only fight for the CPU, so everything runs in turn in the shared worker.
+``ENVDOCTOR_SMOKE_PARALLEL=0|1`` forces either way (docs/benchmarks.md has the figures).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from envdoctor import Item, ProbeRaised, Skip, Status, check, fail, ok, skip, warn
+from envdoctor.api import worst
+from envdoctor.probe import explain_output
+
+BODY = "envdoctor_checks.bodies.smoke"
+PARALLEL_MIN_CPUS = 8
+
+# Generous: a first compile on a slow, busy CI machine takes tens of seconds; a hang is still
+# cut off and diagnosed from the last stage the body announced.
+TIMEOUT = {"matmul": 120.0, "triton": 180.0, "compile": 300.0, "cudagraphs": 240.0, "amp": 240.0, "xla": 180.0}
+
+# The cause explain_output() names -> what the user does about it.
+_HINTS = (
+    (
+        "Python.h",
+        "Install the headers of this Python: apt-get install python3-dev (python3.X-dev matching it), or dnf install python3-devel",
+    ),
+    ("no C compiler", "Install a C compiler (apt-get install gcc) or point CC at one: export CC=/usr/bin/gcc"),
+    ("C++ compiler", "Install a C++ compiler (apt-get install g++) or point CXX at one: export CXX=/usr/bin/g++"),
+    ("Permission denied", "Make the temporary and cache directories writable, e.g. export TMPDIR=/writable/tmp"),
+    ("No space left", "Free space in the temporary directory or point TMPDIR at a larger disk"),
+    ("shared memory", "Give the container more /dev/shm: docker run --shm-size=8g ..."),
+    ("CUDA", "Check the GPU and driver: nvidia-smi; look for Xid errors in dmesg; see the nvidia.* and torch.* checks above"),
+)
+DEFAULT_HINT = "Rerun this smoke alone to see its full output: envdoctor check --select {id} -v"
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def parallel_lanes(env) -> bool:
+    """Whether compile smokes get their own workers, running side by side."""
+    forced = (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    return cpu_count() >= PARALLEL_MIN_CPUS
+
+
+def diagnose(e: ProbeRaised, check_id: str) -> tuple[str, str]:
+    """(cause, hint) for a smoke whose body raised: the compiler error Triton or Inductor
+    printed, a missing Python.h or compiler, a CUDA error; else the exception itself."""
+    text = "\n".join((e.output or "", e.traceback or "", f"{e.exc_type}: {e.message}"))
+    cause = explain_output(text)
+    if cause:
+        hint = next((h for key, h in _HINTS if key in cause), DEFAULT_HINT.format(id=check_id))
+        return cause, hint
+    first = (e.message or "").strip().splitlines()
+    return f"{e.exc_type}: {first[0][:300] if first else ''}", DEFAULT_HINT.format(id=check_id)
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join((text or "").strip().splitlines()[-lines:])
+
+
+def _raised(e: ProbeRaised, what: str, check_id: str):
+    """A smoke whose body raised: torch that cannot import is the torch checks' finding, so
+    the smoke skips; anything else fails with the cause."""
+    if e.exc_type in ("ImportError", "ModuleNotFoundError") and "torch" in e.message and "triton" not in e.message:
+        return skip(f"torch cannot be imported ({e.message.strip().splitlines()[0][:200]}); see torch.importable")
+    cause, hint = diagnose(e, check_id)
+    return fail(f"{what} failed: {cause}", hint, details={"output": _tail(e.output), "traceback": _tail(e.traceback, 12)})
+
+
+def gpu_gate(torch_build, gpus, visible_gpus, env, *, reports_hidden: bool = False):
+    """None when there are GPUs to test; else the result that says why not.
+
+    A CPU build of torch or a machine without an NVIDIA GPU skips (other checks judge that).
+    GPUs the driver lists but CUDA_VISIBLE_DEVICES hides fail the one smoke that
+    ``reports_hidden`` (the matmul) and skip the rest with the same reason.
+    """
+    if torch_build.get("kind") != "cuda":
+        return skip(f"torch {torch_build.get('version', '?')} is a {torch_build.get('kind', '?')} build: no CUDA smoke to run")
+    if not gpus:
+        return skip(getattr(gpus, "reason", "") or "no NVIDIA GPU found")
+    if isinstance(visible_gpus, list) and not visible_gpus:
+        setting = (env or {}).get("CUDA_VISIBLE_DEVICES")
+        why = f"CUDA_VISIBLE_DEVICES={setting!r} hides all {len(gpus)} GPU(s)"
+        if reports_hidden:
+            return fail(
+                f"torch can use none of the GPUs: {why}",
+                "Unset CUDA_VISIBLE_DEVICES or list the GPUs to use, e.g. export CUDA_VISIBLE_DEVICES=0",
+            )
+        return skip(f"no GPU to run on: {why}")
+    return None
+
+
+def _body_skipped(value) -> None:
+    """The body found no usable GPU (smoke.matmul reports that as the failure)."""
+    if isinstance(value, dict) and value.get("skipped"):
+        raise Skip(value["skipped"])
+
+
+# --- matmul ---------------------------------------------------------------------------------
+
+
+def _fmt(x) -> str:
+    return "nan/inf" if x is None else f"{x:.1e}"
+
+
+@check("smoke.matmul", tags=("smoke", "gpu"))
+def matmul(probe, torch_build, env, gpus=None, visible_gpus=None):
+    """Matmul on every visible GPU (fp32, TF32, bf16) matches a CPU float64 reference"""
+    gate = gpu_gate(torch_build, gpus, visible_gpus, env, reports_hidden=True)
+    if gate is not None:
+        return gate
+    try:
+        value = probe.call(f"{BODY}:matmul", {}, timeout=TIMEOUT["matmul"], what="the matmul smoke")
+    except ProbeRaised as e:
+        return _raised(e, "the matmul smoke", "smoke.matmul")
+    if value.get("skipped"):
+        # NVML lists GPUs, torch is a CUDA build, yet torch sees none: that is the failure.
+        return fail(
+            f"torch cannot use the GPU: {value['skipped']}",
+            "See the torch.cuda_available and nvidia.* checks for the cause; python -c 'import torch; torch.cuda.init()' shows CUDA's error",
+        )
+    items = []
+    for g in value["gpus"]:
+        label = f"GPU {g['index']}" + (f" ({g['name']})" if g.get("name") else "")
+        if g.get("error"):
+            items.append(Item(label, Status.FAIL, g["error"]))
+            continue
+        bad = [k for k, r in g["results"].items() if r["error"] is None or r["error"] > r["tolerance"]]
+        summary = ", ".join(f"{k} {_fmt(r['error'])}" for k, r in g["results"].items())
+        if bad:
+            worst_k = bad[0]
+            r = g["results"][worst_k]
+            items.append(Item(label, Status.FAIL, f"{worst_k} result off: error {_fmt(r['error'])} > {r['tolerance']:.0e} ({summary})"))
+        else:
+            items.append(Item(label, Status.PASS, f"relative error {summary}"))
+    expected = len(visible_gpus) if isinstance(visible_gpus, list) else None
+    details = {"size": value.get("size"), "gpus": value["gpus"]}
+    if expected is not None and len(items) < expected:
+        return fail(
+            f"torch sees {len(items)} of the {expected} visible GPUs",
+            "Check nvidia-smi and dmesg for a GPU that fell off the bus (Xid 79) and the nvidia.* checks",
+            details=details,
+            items=items,
+        )
+    status = worst(items)
+    if status is Status.FAIL:
+        failed = [i for i in items if i.status is Status.FAIL]
+        return fail(
+            f"matmul fails or is wrong on {len(failed)} of {len(items)} GPUs: {failed[0].name}: {failed[0].message}",
+            "Inspect that GPU: nvidia-smi -q -d ECC,PAGE_RETIREMENT -i <index>; dmesg | grep -i xid; take it out of service if it repeats",
+            details=details,
+            items=items,
+        )
+    return ok(f"fp32, TF32 and bf16 matmul correct on {len(items)} GPU(s)", details=details, items=items)
+
+
+# --- Triton ---------------------------------------------------------------------------------
+
+
+@check("smoke.triton", tags=("smoke", "gpu"))
+def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None):
+    """A Triton vector-add kernel from a file compiles, launches and computes x + y exactly"""
+    if not any(k in dists for k in ("triton", "pytorch-triton", "triton-windows")):
+        return skip("triton is not installed")
+    on_gpu = torch_build.get("kind") == "cuda" and bool(gpus) and (not isinstance(visible_gpus, list) or bool(visible_gpus))
+    if not on_gpu and "numpy" not in dists:
+        return skip("no GPU to run Triton on, and its CPU interpreter (TRITON_INTERPRET=1) needs numpy, which is not installed")
+    try:
+        if on_gpu:
+            value = probe.call(f"{BODY}:triton_add", {}, timeout=TIMEOUT["triton"], what="the Triton vector-add smoke")
+        else:
+            # No GPU: Triton's interpreter runs the same kernel on CPU tensors; that needs a
+            # worker started with TRITON_INTERPRET=1.
+            value = probe.call(
+                f"{BODY}:triton_add",
+                {},
+                timeout=TIMEOUT["triton"],
+                env={"TRITON_INTERPRET": "1"},
+                what="the Triton vector-add smoke (TRITON_INTERPRET=1)",
+            )
+    except ProbeRaised as e:
+        return _raised(e, "the Triton vector-add kernel", "smoke.triton")
+    _body_skipped(value)
+    where = "under TRITON_INTERPRET=1 on CPU (no GPU here)" if value["interpreted"] else "on GPU"
+    if not value["ok"]:
+        return fail(
+            f"the Triton vector-add kernel ran {where} but computed wrong values (max error {value['max_error']:.3g})",
+            "Reinstall the triton version torch pins (see triton.torch_pin) and rerun",
+            details=value,
+        )
+    return ok(f"triton {value['triton_version']}: vector-add compiled and exact {where}", details=value)
+
+
+# --- torch.compile --------------------------------------------------------------------------
+
+
+def _compile_calls(probe, env, deliberate_break: bool = False) -> dict:
+    """Run the compile smoke: one call (shared worker) or two lanes side by side."""
+    kw = {"deliberate_break": deliberate_break}
+    if not parallel_lanes(env):
+        return probe.call(
+            f"{BODY}:compile_smoke", {"parts": ["function", "module"], **kw}, timeout=TIMEOUT["compile"], what="the torch.compile smoke"
+        )
+
+    def lane(part: str) -> dict:
+        return probe.call(
+            f"{BODY}:compile_smoke", {"parts": [part], **kw}, timeout=TIMEOUT["compile"], fresh=True, what=f"torch.compile of the {part}"
+        )
+
+    with ThreadPoolExecutor(2, thread_name_prefix="envdoctor-compile") as pool:
+        futures = [pool.submit(lane, p) for p in ("function", "module")]
+        results = [f.result() for f in futures]  # re-raises the first lane's ProbeError/ProbeRaised
+    merged = dict(results[0])
+    merged["parts"] = {**results[0]["parts"], **results[1]["parts"]}
+    return merged
+
+
+@check("smoke.compile", tags=("smoke", "build"))
+def compile_smoke(probe, torch_build, env):
+    """torch.compile (Inductor) of a function and a small conv net matches eager, without graph breaks"""
+    try:
+        value = _compile_calls(probe, env)
+    except ProbeRaised as e:
+        return _raised(e, "torch.compile", "smoke.compile")
+    return judge_compile(value)
+
+
+def judge_compile(value: dict):
+    device = value["device"]
+    backend = "Triton" if device == "cuda" else "C++"
+    items, problems, kernels = [], [], 0
+    for name, part in value["parts"].items():
+        made = part["kernels"]["triton" if device == "cuda" else "cpp"]
+        kernels += len(made)
+        if not part["ok"]:
+            items.append(Item(name, Status.FAIL, f"compiled result differs from eager (max error {part['max_error']:.3g})"))
+            problems.append(("fail", f"the compiled {name} differs from eager on {device} (max error {part['max_error']:.3g})"))
+        elif not made:
+            items.append(Item(name, Status.FAIL, f"Inductor generated no {backend} kernel"))
+            problems.append(("fail", f"Inductor generated no {backend} kernel for the {name} on {device}"))
+        elif part["graph_breaks"]:
+            reason = part["break_reasons"][0] if part["break_reasons"] else "?"
+            items.append(Item(name, Status.WARN, f"{part['graph_breaks']} graph break(s): {reason}"))
+            problems.append(("warn", f"Dynamo broke the {name} into {part['graphs']} graphs: {reason}"))
+        else:
+            items.append(Item(name, Status.PASS, f"matches eager; {len(made)} {backend} kernel(s); 0 graph breaks; {part['seconds']:.1f}s"))
+    if any(kind == "fail" for kind, _ in problems):
+        msg = next(m for kind, m in problems if kind == "fail")
+        return fail(
+            msg,
+            "Report it with this output to PyTorch; meanwhile torch.compile(backend='aot_eager') avoids Inductor",
+            details=value,
+            items=items,
+        )
+    if problems:
+        return warn(
+            problems[0][1],
+            "These reference graphs have no graph break on a supported setup: check compile.python_version, "
+            "or see why with TORCH_LOGS=graph_breaks",
+            details=value,
+            items=items,
+        )
+    return ok(
+        f"function and conv net match eager on {device}; Inductor built {kernels} {backend} kernel(s); no graph breaks",
+        details=value,
+        items=items,
+    )
+
+
+# --- CUDA graphs and AMP ---------------------------------------------------------------------
+
+
+def _gpu_call(probe, env, function: str, timeout: float, what: str):
+    if parallel_lanes(env):
+        return probe.call(f"{BODY}:{function}", {}, timeout=timeout, fresh=True, what=what)
+    return probe.call(f"{BODY}:{function}", {}, timeout=timeout, what=what)
+
+
+@check("smoke.cudagraphs", tags=("smoke", "gpu"))
+def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None):
+    """torch.compile(mode="reduce-overhead") captures and replays a CUDA graph correctly"""
+    gate = gpu_gate(torch_build, gpus, visible_gpus, env)
+    if gate is not None:
+        return gate
+    try:
+        value = _gpu_call(probe, env, "cudagraphs", TIMEOUT["cudagraphs"], 'torch.compile(mode="reduce-overhead")')
+    except ProbeRaised as e:
+        return _raised(e, 'torch.compile(mode="reduce-overhead")', "smoke.cudagraphs")
+    _body_skipped(value)
+    if not value["ok"]:
+        return fail(
+            f"CUDA graph replay gave wrong values (max error {value['max_error']:.3g})",
+            "Compare with mode='default'; check the driver (nvidia-smi) and report it to PyTorch with this output",
+            details=value,
+        )
+    if value.get("cudagraph_skips"):
+        return warn(
+            "Inductor skipped CUDA graphs for a plain pointwise function (the code ran without them)",
+            "Rerun with TORCH_LOGS=perf_hints to see why CUDA graphs were skipped",
+            details=value,
+        )
+    return ok(f"captured and replayed; matches eager (max error {value['max_error']:.1e})", details=value)
+
+
+@check("smoke.amp_compile", tags=("smoke", "gpu"))
+def amp_compile(probe, torch_build, env, gpus=None, visible_gpus=None):
+    """bf16 autocast with torch.compile matches eager autocast"""
+    gate = gpu_gate(torch_build, gpus, visible_gpus, env)
+    if gate is not None:
+        return gate
+    try:
+        value = _gpu_call(probe, env, "amp_compile", TIMEOUT["amp"], "torch.compile under bf16 autocast")
+    except ProbeRaised as e:
+        return _raised(e, "torch.compile under bf16 autocast", "smoke.amp_compile")
+    _body_skipped(value)
+    if not value["ok"]:
+        return fail(
+            f"compiled bf16 autocast differs from eager (dtype {value['dtype']}, max error {value['max_error']:.3g})",
+            "Check that this GPU supports bf16 (compute capability >= 8.0) and report it to PyTorch with this output",
+            details=value,
+        )
+    return ok(f"bf16 output matches eager autocast (max error {value['max_error']:.1e})", details=value)
+
+
+# --- torch_xla ------------------------------------------------------------------------------
+
+
+@check("smoke.xla", tags=("smoke",))
+def xla(probe, dists, env):
+    """A tensor op on the XLA device matches CPU"""
+    if "torch-xla" not in dists:
+        return skip("torch_xla is not installed")
+    try:
+        # A one-off worker: initialising PJRT claims devices and must not linger in the shared one.
+        value = probe.call(f"{BODY}:xla_op", {}, timeout=TIMEOUT["xla"], fresh=True, what="the torch_xla smoke")
+    except ProbeRaised as e:
+        return _raised(e, "the torch_xla op", "smoke.xla")
+    where = f"{value['device']} ({value.get('device_type') or 'unknown type'}, PJRT_DEVICE={value.get('pjrt_device') or 'unset'})"
+    if not value["ok"]:
+        return fail(
+            f"matmul on {where} differs from CPU (max error {value['max_error']:.3g})",
+            "Pair torch and torch_xla exactly: pip install torch~=X.Y.0 'torch_xla[tpu]~=X.Y.0'",
+            details=value,
+        )
+    return ok(f"matmul on {where} matches CPU", details=value)

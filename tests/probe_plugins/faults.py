@@ -1,0 +1,44 @@
+"""Test-only probe bodies that misbehave the way real smokes do: hang (with a child process),
+segfault in a "launch", speak garbage on the result channel, or import torch.
+
+Loaded by the probe worker through ``ProbeClient(extra_path=[this directory])``, exactly as a
+third-party plugin's bodies are.
+"""
+
+import ctypes
+import os
+import subprocess
+import sys
+import time
+
+
+def hang(pid_file: str) -> None:
+    """Start a child that would outlive us, then never answer (a CUDA init that hangs)."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pid_file, "w") as f:
+        f.write(f"{os.getpid()} {child.pid}")
+    print("envdoctor-stage: initialising CUDA on GPU 0", flush=True)
+    while True:
+        time.sleep(1)
+
+
+def segfault() -> None:
+    print("envdoctor-stage: launching the vector-add kernel", flush=True)
+    ctypes.string_at(0)  # reads address 0: SIGSEGV, like a bad kernel launch in a C extension
+
+
+def garbage() -> None:
+    # The worker answers on the file descriptor given as its argv[1]; corrupt that channel.
+    os.write(int(sys.argv[1]), b"Segmentation fault? no: just noise from a C library\n")
+    time.sleep(60)
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+def import_torch() -> dict:
+    already = "torch" in sys.modules
+    import torch
+
+    return {"pid": os.getpid(), "already_loaded": already, "version": torch.__version__}

@@ -1,0 +1,83 @@
+"""The probe machinery against real child processes that hang, crash or speak garbage."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from envdoctor import ProbeError
+from envdoctor.probe import ProbeClient
+
+PLUGINS = str(Path(__file__).parent / "probe_plugins")
+
+
+@pytest.fixture
+def client():
+    c = ProbeClient(extra_path=[PLUGINS])
+    yield c
+    c.close()
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """True once ``pid`` no longer runs (absent, or a zombie awaiting its reaper)."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_hanging_body_is_killed_at_its_deadline_with_its_children(client, tmp_path):
+    pid_file = tmp_path / "pids"
+    with pytest.raises(ProbeError) as exc:
+        client.call("faults:hang", {"pid_file": str(pid_file)}, timeout=3, what="the hang smoke")
+    msg = exc.value.diagnosis
+    assert "the hang smoke did not finish within 3s and was killed" in msg
+    assert "while initialising CUDA on GPU 0" in msg and "CUDA init hang" in msg
+    worker, child = (int(p) for p in pid_file.read_text().split())
+    assert _gone(worker), "the worker survived its deadline"
+    assert _gone(child), "the worker's child process survived the kill"
+
+
+def test_a_segfault_is_reported_with_the_signal_and_the_step(client):
+    with pytest.raises(ProbeError) as exc:
+        client.call("faults:segfault", timeout=30, what="the Triton smoke")
+    msg = exc.value.diagnosis
+    assert "the Triton smoke died of SIGSEGV (segmentation fault)" in msg
+    assert "while launching the vector-add kernel" in msg
+
+
+def test_garbage_on_the_result_channel_is_a_readable_error(client):
+    with pytest.raises(ProbeError) as exc:
+        client.call("faults:garbage", timeout=30, what="the noisy smoke")
+    msg = exc.value.diagnosis
+    assert msg.startswith("the noisy smoke answered with something that is not a probe result")
+    assert "just noise from a C library" in msg
+
+
+def test_the_worker_restarts_after_a_death_and_the_next_call_works(client):
+    first = client.call("faults:pid", timeout=30)
+    with pytest.raises(ProbeError):
+        client.call("faults:segfault", timeout=30)
+    second = client.call("faults:pid", timeout=30)
+    assert second != first
+    assert client.call("faults:pid", timeout=30) == second  # and the new worker is kept
+    assert client.workers_started == 2
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_torch_is_imported_once_across_calls(client):
+    results = [client.call("faults:import_torch", timeout=120) for _ in range(3)]
+    assert client.workers_started == 1
+    assert len({r["pid"] for r in results}) == 1
+    assert [r["already_loaded"] for r in results] == [False, True, True]
+    assert os.getpid() not in {r["pid"] for r in results}
