@@ -254,6 +254,10 @@ def _quiet_line(report, strict: bool) -> str:
     return line
 
 
+from envdoctor.bench import bench_cmd  # noqa: E402 - its own module; registered here
+
+cli.add_command(bench_cmd)
+
 from envdoctor.fleet import fleet_cmd  # noqa: E402 - its own module; registered here
 
 cli.add_command(fleet_cmd)
