@@ -94,6 +94,15 @@ class Expectation:
     value: Any  # SpecifierSet | Count | str (glob) | int (bytes) | tuple[str, ...]
     origin: str  # "--expect" or the config file's path
 
+    @property
+    def shown(self) -> str:
+        """For titles and "expected ..." phrases: ``13.0`` rather than ``==13.0``."""
+        if isinstance(self.value, Count):
+            return self.value.describe()
+        if isinstance(self.value, SpecifierSet) and re.fullmatch(r"==\s*[^,=<>!~]+", self.text):
+            return self.text[2:].strip()
+        return self.text
+
 
 # -- parsing ---------------------------------------------------------------------------------
 
@@ -263,7 +272,7 @@ def _cuda_index_hint(e: Expectation) -> str:
         if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
             tag = f"cu{parts[0]}{parts[1]}"
             return f"pip install torch --index-url https://download.pytorch.org/whl/{tag}"
-    return f"Install a torch wheel built for CUDA {e.text}: pip install torch --index-url https://download.pytorch.org/whl/cuXYZ"
+    return f"Install a torch wheel built for CUDA {e.shown}: pip install torch --index-url https://download.pytorch.org/whl/cuXYZ"
 
 
 def judge(e: Expectation, facts: Mapping[str, Any]) -> Result:
@@ -302,7 +311,7 @@ def _package(label: str, dists_names: Sequence[str], pip_name: str) -> Callable[
             return fail(f"cannot tell which {label} is installed to compare with {e.text}: {dists.reason}", hint=hint)
         found = _dist_version(dists, dists_names)
         if found is None:
-            return fail(f"{label} is not installed; expected {label}{e.text if not e.text[:1].isdigit() else ' ' + e.text}", hint=hint)
+            return fail(f"{label} is not installed; expected {label} {e.shown}", hint=hint)
         name, version = found
         return _judge_version(name, version, e, hint=hint)
 
@@ -317,7 +326,7 @@ def _torch_cuda(e: Expectation, f: Mapping[str, Any]) -> Result:
     if not build.get("cuda"):
         kind = str(build.get("kind") or "non-CUDA")
         what = "CPU-only" if kind == "cpu" else kind.upper()
-        return fail(f"torch {build.get('version', '?')} is a {what} build without CUDA; expected CUDA {e.text}", hint=hint)
+        return fail(f"torch {build.get('version', '?')} is a {what} build without CUDA; expected CUDA {e.shown}", hint=hint)
     return _judge_version(f"torch {build.get('version', '?')} is built for CUDA", str(build["cuda"]), e, hint=hint)
 
 
@@ -334,7 +343,7 @@ _GPU_HINT = (
 def _driver(e: Expectation, f: Mapping[str, Any]) -> Result:
     drv = f["driver"]
     if not drv:
-        return fail(f"expected NVIDIA driver {e.text}, but {drv.reason}", hint=_DRIVER_HINT)
+        return fail(f"expected NVIDIA driver {e.shown}, but {drv.reason}", hint=_DRIVER_HINT)
     return _judge_version("NVIDIA driver", str(drv.get("version", "")), e, hint=_DRIVER_HINT)
 
 
@@ -464,11 +473,10 @@ def to_spec(e: Expectation) -> CheckSpec:
         return judge(e, facts)
 
     tags = ("expect", "gpu") if e.key in GPU_KEYS else ("expect", "build")
-    shown = e.value.describe() if isinstance(e.value, Count) else e.text
     return CheckSpec(
         id=f"expect.{e.key}",
         func=run,
-        title=_TITLES[e.key].format(shown),
+        title=_TITLES[e.key].format(e.shown),
         tags=tags,
         params=tuple(Param(n, optional=True) for n in names),
         source=f"expectation ({e.origin})",
