@@ -141,6 +141,7 @@ def cli() -> None:
     help="Config file (default: envdoctor.toml or [tool.envdoctor] found upwards).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print one line; the exit code carries the verdict (health checks).")
+@click.option("--redact", is_flag=True, help="Also hide host, user, home paths, IP addresses and GPU UUIDs/serials (public reports).")
 @click.option("--distributed", is_flag=True, help="One rank of a torchrun/srun/indexed-Job launch: rank 0 reports the whole job (docs/fleet.md).")
 @click.option("--rank-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, help="--distributed: seconds before a silent rank is reported.")
 def check_cmd(
@@ -160,6 +161,7 @@ def check_cmd(
     expects,
     config_file,
     quiet,
+    redact,
     distributed,
     rank_timeout,
 ) -> None:
@@ -199,6 +201,7 @@ def check_cmd(
     else:
         report = run(opts, registry=reg, specs=specs)
     report = judge_must_pass(report, expected, reg.checks, profile)
+    report = _protect(report, redact)  # before ANY rendering: secrets never, identities on request
     color = use_color(no_color) and not output
     main_text = render(report, fmt, verbose=verbose, color=color, strict=strict)
     if output:
@@ -239,6 +242,43 @@ def list_cmd(fmt, checks_path) -> None:
     for p in reg.problems:
         click.echo(f"{p.id:<{width}}  ERROR: {p.message}")
     click.echo(f"\n{len(reg.checks)} checks" + (f", {len(reg.problems)} plugin problem(s)" if reg.problems else ""))
+
+
+def _protect(report, redact: bool):
+    from envdoctor.redact import redact_report, scrub_report
+
+    report = scrub_report(report)
+    return redact_report(report) if redact else report
+
+
+@cli.command("diff")
+@click.argument("before", metavar="A.json")
+@click.argument("after", metavar="B.json")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the comparison to FILE instead of stdout.")
+@click.option("--redact", is_flag=True, help="Hide host names, user names, home paths, IP addresses and GPU UUIDs/serials.")
+def diff_cmd(before, after, fmt, output, redact) -> None:
+    """What changed from report A to report B (versions, GPUs, check verdicts); exit 1 on a regression."""
+    from envdoctor.diff import ReportError, compare, load_report, render
+    from envdoctor.redact import redact_data, scrub_data
+
+    if output:
+        _writable_target(output)
+    try:
+        a, b = load_report(before), load_report(after)
+    except ReportError as e:
+        click.echo(f"envdoctor diff: {e}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
+    a, b = scrub_data(a), scrub_data(b)  # files from elsewhere (or older envdoctors) may hold secrets
+    if redact:
+        a, b = redact_data([a, b])
+    d = compare(a, b, os.path.basename(before), os.path.basename(after))
+    text = render(d, fmt)
+    if output:
+        _write(output, text)
+    else:
+        click.echo(text, nl=False)
+    raise SystemExit(EXIT_FAILED if d.regressed else EXIT_OK)
 
 
 def _quiet_line(report, strict: bool) -> str:

@@ -18,6 +18,7 @@ from envdoctor import __version__
 from envdoctor.api import CheckSpec
 from envdoctor.facts import FactStore
 from envdoctor.probe import ProbeClient
+from envdoctor.redact import scrub_report
 from envdoctor.registry import Registry, discover
 from envdoctor.report import Report
 from envdoctor.runner import Progress, run_checks
@@ -85,14 +86,18 @@ def execute(
             facts[name] = out.value
         else:
             facts[name] = {"unavailable": out.reason} if out.reason else {"error": out.error}
-    return Report(
-        tool_version=__version__,
-        started_at=started_at,
-        duration=time.monotonic() - started,
-        platform=platform_facts(),
-        results=tuple(results),
-        facts=facts,
-        options={"profile": opts.profile, "select": list(opts.select), "deselect": list(opts.deselect), "timeout": opts.timeout},
-        interrupted=state.interrupted,
-        timed_out=state.timed_out,
+    # Secrets never leave a run, whatever a check or plugin put in its message or facts.
+    return scrub_report(
+        Report(
+            tool_version=__version__,
+            started_at=started_at,
+            duration=time.monotonic() - started,
+            platform=platform_facts(),
+            results=tuple(results),
+            facts=facts,
+            options={"profile": opts.profile, "select": list(opts.select), "deselect": list(opts.deselect), "timeout": opts.timeout},
+            interrupted=state.interrupted,
+            timed_out=state.timed_out,
+        ),
+        env,
     )

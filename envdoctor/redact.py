@@ -1,0 +1,362 @@
+"""Keep secrets out of every report, and identities out of public ones.
+
+Two layers, both pure functions of a Report:
+
+* :func:`scrub_report` is always on (``session.execute`` applies it, and every renderer sees
+  only scrubbed reports). A user pastes envdoctor output into public bug trackers, so a value
+  must never be printed when its key looks secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``), when
+  it looks like a token itself (``hf_...``, ``ghp_...``, ``AKIA...``, a JWT, a long random
+  string), or when it is a URL carrying credentials (``https://user:pass@host`` becomes
+  ``https://***@host``). It walks *everything* (messages, hints, details, items, facts), so a
+  plugin that prints ``os.environ["HF_TOKEN"]`` cannot leak it either: the literal values of
+  the process's secret-looking variables are replaced wherever they appear.
+
+* :func:`redact_report` (``--redact``) also replaces the host name, user name, home directory,
+  IPv4 addresses and GPU UUIDs/serials with stable placeholders (``<host>``, ``<user>``,
+  ``<home>``, ``<ip-1>``, ``<gpu-uuid-1>``, ``<gpu-serial-1>``). The same value always gets the
+  same placeholder, so a maintainer can still follow "GPU <gpu-uuid-2> is the one in MIG mode".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import math
+import os
+import re
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from envdoctor.api import Item
+from envdoctor.report import CheckOutcome, Report
+
+REDACTED = "<redacted>"
+
+# Words that make an environment-variable-like name secret. Matched as substrings of
+# UPPER_CASE names, where over-matching (NCCL_IB_PKEY) only hides a harmless value.
+SECRET_WORDS = (
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+    "SIGNATURE",
+    "BEARER",
+)
+# In lower/mixed-case keys (facts, details) only whole segments count: a ``token`` field is
+# secret, the ``google-auth`` or ``keyring`` distribution is not.
+SECRET_SEGMENTS = frozenset(
+    {
+        "token",
+        "tokens",
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "auth",
+        "authorization",
+        "cookie",
+        "cookies",
+        "session",
+        "apikey",
+        "private",
+        "bearer",
+    }
+)
+_ENVLIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_SEGMENTS = re.compile(r"[^a-z0-9]+")
+# Keys under these paths are package or library names, never secret by name ("google-auth").
+_NAME_KEYED = (("facts", "dists"), ("facts", "ldconfig"))
+
+
+def is_secret_key(key: str) -> bool:
+    if _ENVLIKE.match(key):
+        return any(w in key for w in SECRET_WORDS)
+    low = key.lower()
+    parts = [p for p in _SEGMENTS.split(low) if p]
+    if any(p in SECRET_SEGMENTS for p in parts):
+        return True
+    # api_key, access_key, private_key, ssh_key ... but not "key" alone (a dict's lookup key).
+    return len(parts) > 1 and parts[-1] == "key"
+
+
+# Tokens with a recognisable shape. Each is replaced whole.
+_TOKEN_PATTERNS = [
+    r"\bhf_[A-Za-z0-9]{16,}",  # Hugging Face
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+    r"\bglpat-[A-Za-z0-9_\-]{16,}",  # GitLab
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
+    r"\bsk-[A-Za-z0-9_\-]{20,}",  # OpenAI / Anthropic style
+    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
+    r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API key
+    r"\bnpm_[A-Za-z0-9]{30,}",
+    r"\bpypi-[A-Za-z0-9_\-]{40,}",
+    r"\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*",  # JWT
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+]
+_TOKENS = re.compile("|".join(f"(?:{p})" for p in _TOKEN_PATTERNS), re.DOTALL)
+# scheme://userinfo@host: the userinfo goes, whatever it is.
+_URL_CREDS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/@]+@")
+# NAME=value / NAME: value in free text (a plugin echoing a command line or an env dump).
+_ASSIGN = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)")
+_BEARER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-]{8,}=*", re.IGNORECASE)
+# Candidates for "long random string": no '/' or '.', so paths and versions never match whole.
+_RANDOM = re.compile(r"[A-Za-z0-9+_=\-]{32,}")
+
+
+def _entropy(s: str) -> float:
+    counts: dict[str, int] = {}
+    for ch in s:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+# GPU-3f1c2a9e-8b7d-..., MIG-..., or any prefixed hex id: identifiers, not keys (--redact handles them).
+_UUIDISH = re.compile(r"^[A-Za-z]{0,8}-?[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}$")
+
+
+def looks_random(s: str) -> bool:
+    """A long string mixing upper case, lower case and digits with high entropy: a key.
+    Hex hashes (git commits, container ids) and UUIDs have no upper case and are kept."""
+    if _UUIDISH.match(s):
+        return False
+    return (
+        len(s) >= 32 and any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s) and _entropy(s) >= 4.0
+    )
+
+
+def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the environment's secret-looking variables, longest first. Short values
+    ("1", "tty") and absolute paths (SSH_AUTH_SOCK, XAUTHORITY) are locations or flags, not
+    secrets, and replacing them everywhere would garble the report."""
+    vals = {v for k, v in env.items() if is_secret_key(k) and len(v) >= 8 and not os.path.isabs(v)}
+    return tuple(sorted(vals, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class Scrubber:
+    """Always-on secret removal for strings; ``literals`` are known secret values."""
+
+    literals: tuple[str, ...] = ()
+
+    def text(self, s: str, key: str | None = None) -> str:
+        for lit in self.literals:
+            if lit in s:
+                s = s.replace(lit, REDACTED)
+        s = _URL_CREDS.sub(r"\1***@", s)
+        s = _TOKENS.sub(REDACTED, s)
+        s = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", s)
+        s = _ASSIGN.sub(self._assignment, s)
+        return _RANDOM.sub(lambda m: REDACTED if looks_random(m.group(0)) else m.group(0), s)
+
+    @staticmethod
+    def _assignment(m: re.Match) -> str:
+        name, sep, value = m.groups()
+        # "Authorization: Bearer <redacted>" keeps its scheme word; the token went already.
+        if not is_secret_key(name) or value.strip("\"'") in ("", REDACTED) or value.lower() in ("bearer", "basic", "token"):
+            return m.group(0)
+        return f"{name}{sep}{REDACTED}"
+
+
+def walk(
+    v: Any, fn: Callable[[str, str | None], str], *, key: str | None = None, path: tuple[str, ...] = (), key_rule: bool = False
+) -> Any:
+    """Apply ``fn`` to every string in a JSON-like value (dict keys included, since an env dump
+    could carry a secret as a key); with ``key_rule`` a secret-looking key hides its value.
+    ``path`` is the chain of keys above ``v`` (without ``key``)."""
+    if key_rule and key is not None and is_secret_key(key) and path[:2] not in _NAME_KEYED:
+        if v in (None, "", [], {}) or isinstance(v, bool):
+            return v
+        return REDACTED
+    if isinstance(v, str):
+        return fn(v, key)
+    if isinstance(v, Mapping):
+        sub = (*path, key) if key is not None else path
+        return {fn(k, None) if isinstance(k, str) else k: walk(x, fn, key=str(k), path=sub, key_rule=key_rule) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [walk(x, fn, path=path, key_rule=key_rule) for x in v]
+    if v is None or isinstance(v, (bool, int, float)):
+        return v
+    return fn(str(v), key)  # a Path or odd object would be printed with str() anyway
+
+
+def _map_report(report: Report, fn: Callable[[str, str | None], str], *, key_rule: bool) -> Report:
+    def w(v: Any, key: str | None = None) -> Any:
+        return walk(v, fn, key=key, key_rule=key_rule)
+
+    def outcome(r: CheckOutcome) -> CheckOutcome:
+        return dataclasses.replace(
+            r,
+            title=fn(r.title, None),
+            message=fn(r.message, None),
+            hint=fn(r.hint, None),
+            source=fn(r.source, None),
+            details=w(dict(r.details)),
+            items=tuple(item(i) for i in r.items),
+        )
+
+    def item(i: Item) -> Item:
+        # An item named after a secret variable (a plugin listing HF_TOKEN) shows no value.
+        if key_rule and i.message and is_secret_key(i.name):
+            return dataclasses.replace(i, message=REDACTED)
+        return dataclasses.replace(i, name=fn(i.name, None), message=fn(i.message, None))
+
+    facts = {fn(k, None): walk(v, fn, key=k, path=("facts",), key_rule=key_rule) for k, v in report.facts.items()}
+    return dataclasses.replace(
+        report,
+        platform=w(dict(report.platform)),
+        options=w(dict(report.options)),
+        facts=facts,
+        results=tuple(outcome(r) for r in report.results),
+    )
+
+
+def scrub_report(report: Report, env: Mapping[str, str] | None = None) -> Report:
+    """The always-on layer. ``env`` defaults to this process's environment."""
+    scrubber = Scrubber(secret_values(os.environ if env is None else env))
+    return _map_report(report, scrubber.text, key_rule=True)
+
+
+# ---------------------------------------------------------------- --redact (identities)
+
+_IPV4 = re.compile(r"(?<![\w.\-+])((?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?![\w\-+]|\.\d)")
+_GPU_UUID = re.compile(r"\b(?:GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
+# Not identifying: loopback, any-address, and the like.
+_KEEP_IPS = frozenset({"0.0.0.0", "127.0.0.1", "255.255.255.255"})
+
+
+@dataclass(frozen=True)
+class Identity:
+    hostnames: tuple[str, ...] = ()
+    users: tuple[str, ...] = ()
+    homes: tuple[str, ...] = ()
+
+
+def _nonempty(xs: Iterable[str | None], minlen: int = 1) -> tuple[str, ...]:
+    out: list[str] = []
+    for x in xs:
+        if x and len(x) >= minlen and x not in out:
+            out.append(x)
+    return tuple(out)
+
+
+def local_identity(report: Report | None = None) -> Identity:
+    """Who and where this is: names from the machine, its environment and the report itself."""
+    hosts: list[str | None] = []
+    if report is not None:
+        hosts.append(str(report.platform.get("hostname") or ""))
+    try:
+        hosts.append(socket.gethostname())
+    except OSError:
+        pass
+    hosts += [h.split(".", 1)[0] for h in list(hosts) if h]
+    users: list[str | None] = [os.environ.get(k) for k in ("LOGNAME", "USER", "LNAME", "USERNAME")]
+    homes: list[str | None] = [os.environ.get("HOME")]
+    try:
+        users.append(getpass.getuser())
+    except Exception:  # noqa: BLE001 - no passwd entry in some containers (KeyError/OSError)
+        pass
+    try:
+        import pwd
+
+        ent = pwd.getpwuid(os.getuid())
+        users.append(ent.pw_name)
+        homes.append(ent.pw_dir)
+    except (ImportError, KeyError, OSError):
+        pass
+    # A home of "/" would erase every path; "localhost" identifies nobody.
+    homes_t = tuple(h.rstrip("/") for h in _nonempty(homes) if h.rstrip("/"))
+    return Identity(
+        hostnames=tuple(h for h in _nonempty(hosts, 2) if h != "localhost"),
+        users=_nonempty(users, 2),
+        homes=homes_t,
+    )
+
+
+@dataclass
+class Anonymizer:
+    """Replaces identities with placeholders, numbering IPs, GPU UUIDs and serials in the
+    order they are first met so the same value always reads the same."""
+
+    identity: Identity
+    serials: tuple[str, ...] = ()
+    seen: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def _placeholder(self, kind: str, value: str) -> str:
+        table = self.seen.setdefault(kind, {})
+        if value not in table:
+            table[value] = f"<{kind}-{len(table) + 1}>"
+        return table[value]
+
+    def text(self, s: str, key: str | None = None) -> str:
+        for home in sorted(self.identity.homes, key=len, reverse=True):
+            s = re.sub(re.escape(home) + r"(?=/|\b|$)", "<home>", s)
+        s = _GPU_UUID.sub(lambda m: self._placeholder("gpu-uuid", m.group(0)), s)
+        for serial in self.serials:
+            s = re.sub(rf"(?<![\w]){re.escape(serial)}(?![\w])", lambda m: self._placeholder("gpu-serial", m.group(0)), s)
+        if not (key and "version" in key.lower()):  # cuBLAS 12.4.5.8 is a version, not an address
+            s = _IPV4.sub(lambda m: m.group(0) if m.group(0) in _KEEP_IPS else self._placeholder("ip", m.group(0)), s)
+        # "_" is no boundary here: Inductor's default cache is /tmp/torchinductor_<user>.
+        for host in sorted(self.identity.hostnames, key=len, reverse=True):
+            s = re.sub(rf"(?<![A-Za-z0-9\-]){re.escape(host)}(?![A-Za-z0-9\-])", "<host>", s)
+        for user in sorted(self.identity.users, key=len, reverse=True):
+            s = re.sub(rf"(?<![A-Za-z0-9\-]){re.escape(user)}(?![A-Za-z0-9\-])", "<user>", s)
+        return s
+
+
+def _gpu_serials(facts: Mapping[str, Any]) -> tuple[str, ...]:
+    out: list[str] = []
+    for fact in ("gpus", "visible_gpus"):
+        gpus = facts.get(fact)
+        if isinstance(gpus, list):
+            for g in gpus:
+                serial = g.get("serial") if isinstance(g, Mapping) else None
+                if isinstance(serial, str) and len(serial) >= 4 and serial.lower() not in ("n/a", "unknown", "[n/a]") and serial not in out:
+                    out.append(serial)
+    return tuple(out)
+
+
+def redact_report(report: Report, identity: Identity | None = None) -> Report:
+    """The ``--redact`` layer (apply after :func:`scrub_report`)."""
+    anon = Anonymizer(identity or local_identity(report), serials=_gpu_serials(report.facts))
+    return _map_report(report, anon.text, key_rule=False)
+
+
+# ---------------------------------------------------------------- reports read back from JSON
+
+
+def scrub_data(data: Any, env: Mapping[str, str] | None = None) -> Any:
+    """:func:`scrub_report` for a report's JSON form (``envdoctor diff`` reads old files,
+    possibly written by an envdoctor without this layer)."""
+    return walk(data, Scrubber(secret_values(os.environ if env is None else env)).text, key_rule=True)
+
+
+def redact_data(reports: list[Any]) -> list[Any]:
+    """:func:`redact_report` for JSON forms; one placeholder table for all of them, so the same
+    GPU in two reports reads the same."""
+    hosts: list[str] = []
+    serials: list[str] = []
+    for d in reports:
+        if isinstance(d, Mapping):
+            plat, facts = d.get("platform"), d.get("facts")
+            if isinstance(plat, Mapping) and isinstance(plat.get("hostname"), str):
+                hosts.append(plat["hostname"])
+            if isinstance(facts, Mapping):
+                serials += [s for s in _gpu_serials(facts) if s not in serials]
+    here = local_identity()
+    more = tuple(h for h in hosts + [h.split(".", 1)[0] for h in hosts] if len(h) >= 2 and h not in here.hostnames)
+    anon = Anonymizer(dataclasses.replace(here, hostnames=here.hostnames + more), serials=tuple(serials))
+    return [walk(d, anon.text) for d in reports]

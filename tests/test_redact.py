@@ -1,0 +1,280 @@
+"""Secrets never reach any output; --redact hides identities with stable placeholders."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from envdoctor.api import Item, Status
+from envdoctor.redact import REDACTED, Identity, Scrubber, is_secret_key, redact_report, scrub_report, secret_values
+from envdoctor.report import CheckOutcome, Report
+from tests.conftest import run_cli
+
+HF = "hf_CanaryAbcdefghijklmnopqrstuvwxyz01"
+AWS = "wJalrCanaryXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLE"  # has "/" so no single run of it is long
+PIP_URL = "https://canaryuser:canarypass@pypi.example.com/simple"
+TORCH_URL = "redis://cacheuser:cachepw99@10.0.0.5:6379/0"
+GH = "ghp_CanaryCanaryCanaryCanary0123456789"
+CANARIES = ("hf_Canary", "wJalrCanary", "canaryuser", "canarypass", "cacheuser", "cachepw99", "ghp_Canary")
+
+# A site-local plugin that does everything wrong: it puts secrets in its message, hint,
+# details, items and in a fact. The central scrub must catch all of it.
+LEAKY = textwrap.dedent(
+    """
+    import os
+    from envdoctor import Item, check, fact, warn
+    from envdoctor.api import Status
+
+    @fact("leaky")
+    def leaky():
+        e = os.environ
+        return {"token": e["HF_TOKEN"], "note": "aws " + e["AWS_SECRET_ACCESS_KEY"], "url": e["PIP_INDEX_URL"], "env": dict(e)}
+
+    @check("leak.everything")
+    def everything(leaky):
+        \"\"\"A plugin that prints secrets\"\"\"
+        e = os.environ
+        return warn(
+            f"token {e['HF_TOKEN']} aws {e['AWS_SECRET_ACCESS_KEY']} gh {e['GH_PAT']}",
+            hint=f"pip install --index-url {e['PIP_INDEX_URL']} torch; export HF_TOKEN={e['HF_TOKEN']}",
+            details={"all": dict(e), "leaky": leaky, "cmd": "curl -H 'Authorization: Bearer " + e["GH_PAT"] + "'"},
+            items=[Item("HF_TOKEN", Status.WARN, e["HF_TOKEN"]), Item("aws", Status.WARN, "value " + e["AWS_SECRET_ACCESS_KEY"])],
+        )
+    """
+)
+
+
+def _secret_env() -> dict[str, str]:
+    return {
+        "HF_TOKEN": HF,
+        "AWS_SECRET_ACCESS_KEY": AWS,
+        "PIP_INDEX_URL": PIP_URL,  # captured by the allowlist: must show as https://***@...
+        "TORCHINDUCTOR_REDIS_URL": TORCH_URL,  # a TORCH* variable: captured, credentials hidden
+        "TORCH_HUB_TOKEN": GH,  # captured by name, value hidden
+        "GH_PAT": GH,
+    }
+
+
+def _assert_clean(text: str, where: str) -> None:
+    for c in CANARIES:
+        assert c not in text, f"{c!r} leaked in {where}"
+
+
+@pytest.fixture(scope="module")
+def leaky_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("leaky")
+    (d / "leaky.py").write_text(LEAKY)
+    return d
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--format", "text"],
+        ["--format", "text", "-v"],
+        ["--format", "json"],
+        ["--format", "markdown"],
+        ["--format", "junit"],
+        ["--format", "text", "-v", "--strict"],
+        ["-q"],
+    ],
+    ids=["text", "text-v", "json", "markdown", "junit", "strict-v", "quiet"],
+)
+def test_canary_secrets_never_printed(args, leaky_dir):
+    done = run_cli("check", "--checks-path", str(leaky_dir), "-s", "leak,system.environment,packages", *args, env=_secret_env())
+    assert done.returncode in (0, 1), done.stderr
+    _assert_clean(done.stdout + done.stderr, " ".join(args))
+    assert "leak.everything" in done.stdout or "A plugin that prints secrets" in done.stdout or args == ["-q"]
+
+
+def test_canary_secrets_never_written_to_report_files(leaky_dir, tmp_path):
+    files = {"json": tmp_path / "r.json", "junit-xml": tmp_path / "r.xml", "markdown": tmp_path / "r.md"}
+    done = run_cli(
+        "check",
+        "--checks-path",
+        str(leaky_dir),
+        "-s",
+        "leak,system,packages,toolchain,triton",
+        "-v",
+        *[x for k, p in files.items() for x in (f"--{k}", str(p))],
+        env=_secret_env(),
+    )
+    assert done.returncode in (0, 1), done.stderr
+    _assert_clean(done.stdout + done.stderr, "stdout of a full run")
+    for name, p in files.items():
+        _assert_clean(p.read_text(), name)
+    data = json.loads(files["json"].read_text())
+    env_vars = data["facts"]["env_vars"]
+    # Captured, so a maintainer knows they are set, but without their secret parts.
+    assert env_vars["PIP_INDEX_URL"] == "https://***@pypi.example.com/simple"
+    assert env_vars["TORCHINDUCTOR_REDIS_URL"] == "redis://***@10.0.0.5:6379/0"
+    assert env_vars["TORCH_HUB_TOKEN"] == REDACTED
+    assert "HF_TOKEN" not in env_vars and "HOME" not in env_vars  # not on the allowlist
+    leak = next(r for r in data["results"] if r["id"] == "leak.everything")
+    assert leak["details"]["all"]["HF_TOKEN"] == REDACTED
+    assert leak["items"][0]["message"] == REDACTED
+
+
+def test_secret_key_names():
+    for k in (
+        "HF_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "DB_PASSWORD",
+        "MYSQL_PWD_PASSWD",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "api_key",
+        "token",
+        "Cookie",
+    ):
+        assert is_secret_key(k), k
+    for k in ("PATH", "CUDA_VISIBLE_DEVICES", "key", "keyring", "version", "TORCH_HOME", "monkey"):
+        assert not is_secret_key(k), k
+
+
+@pytest.mark.parametrize(
+    "text, gone, kept",
+    [
+        (f"token is {HF}", HF, "token is"),
+        (f"git clone https://x-access-token:{GH}@github.com/org/repo", GH, "@github.com/org/repo"),
+        ("AKIAIOSFODNN7EXAMPLE is the key id", "AKIAIOSFODNN7EXAMPLE", "is the key id"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJhbGci", "jwt"),
+        ("random Xk9vQ2pLmN8rT4sW6yZ1aB3cD5eF7gH9 string", "Xk9vQ2pLmN8rT4sW6yZ1aB3cD5eF7gH9", "random"),
+        ("MY_API_KEY=plainsecret1 next", "plainsecret1", "next"),
+        ("Authorization: Bearer abcdef123456789", "abcdef123456789", "Authorization"),
+    ],
+)
+def test_scrubber_removes_tokens(text, gone, kept):
+    out = Scrubber().text(text)
+    assert gone not in out
+    assert kept in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "torch 2.11.0+cu130 git 4e9bd1a7c8f3b2d6a5e4f3c2b1a09f8e7d6c5b4a",  # a commit hash is not a secret
+        "/usr/local/lib/python3.12/dist-packages/nvidia/cublas/lib/libcublas.so.12",
+        "GPU-3f1c2a9e-8b7d-4c6e-9a51-2d0e7f4b1c93",
+        "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE=1",
+        "nvidia-cublas-cu12==12.4.5.8",
+    ],
+)
+def test_scrubber_keeps_ordinary_text(text):
+    assert Scrubber().text(text) == text
+
+
+def test_literal_secret_values_are_removed_everywhere_but_paths_and_flags_are_not():
+    env = {"AWS_SECRET_ACCESS_KEY": AWS, "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1", "XDG_SESSION_TYPE": "tty", "PATH": "/usr/bin"}
+    assert secret_values(env) == (AWS,)
+    r = Report("0", "t", 0.0, {}, (CheckOutcome("a.b", "t", Status.PASS, f"x {AWS} y", items=(Item("i", Status.PASS, AWS),)),))
+    out = scrub_report(r, env)
+    assert AWS not in out.results[0].message and AWS not in out.results[0].items[0].message
+
+
+def test_package_names_that_look_secret_are_not_redacted():
+    facts = {"dists": {"google-auth": {"name": "google-auth", "version": "2.40"}, "keyring": {"name": "keyring", "version": "25"}}}
+    out = scrub_report(Report("0", "t", 0.0, {}, (), facts=facts), {})
+    assert out.facts["dists"]["google-auth"]["version"] == "2.40"
+    assert out.facts["dists"]["keyring"]["version"] == "25"
+
+
+# ------------------------------------------------------------------ --redact
+
+UUID_A = "GPU-3f1c2a9e-8b7d-4c6e-9a51-2d0e7f4b1c93"
+UUID_B = "GPU-0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+
+
+def test_redact_gives_stable_placeholders():
+    ident = Identity(hostnames=("gpu-node-17",), users=("alice",), homes=("/home/alice",))
+    gpus = [{"index": 0, "uuid": UUID_A, "serial": "1654023019876"}, {"index": 1, "uuid": UUID_B, "serial": "1654023019877"}]
+    r = Report(
+        "0",
+        "t",
+        0.0,
+        {"hostname": "gpu-node-17"},
+        (
+            CheckOutcome("nvidia.gpus", "t", Status.WARN, f"{UUID_B} is in MIG mode; {UUID_A} is not", hint="ssh alice@gpu-node-17"),
+            CheckOutcome("x.y", "t", Status.PASS, "cache /home/alice/.triton and /home/alice/.triton; peer 10.1.2.3, 10.1.2.4, 10.1.2.3"),
+        ),
+        facts={"gpus": gpus, "dists": {"nvidia-cublas-cu12": {"version": "12.4.5.8"}}, "inductor": {"path": "/tmp/torchinductor_alice"}},
+    )
+    out = redact_report(r, ident)
+    text = json.dumps([out.platform, out.facts, [(x.message, x.hint) for x in out.results]])
+    for v in ("gpu-node-17", "alice", "/home/alice", UUID_A, UUID_B, "1654023019876", "10.1.2.3"):
+        assert v not in text
+    assert out.platform["hostname"] == "<host>"
+    # The same value reads the same everywhere: the facts and the message agree.
+    assert out.facts["gpus"][1]["uuid"] in out.results[0].message
+    assert out.facts["gpus"][0]["uuid"] != out.facts["gpus"][1]["uuid"]
+    assert out.results[1].message == "cache <home>/.triton and <home>/.triton; peer <ip-1>, <ip-2>, <ip-1>"
+    assert out.results[0].hint == "ssh <user>@<host>"
+    assert out.facts["inductor"]["path"] == "/tmp/torchinductor_<user>"
+    assert out.facts["dists"]["nvidia-cublas-cu12"]["version"] == "12.4.5.8"  # a version, not an address
+    assert out.facts["gpus"][0]["serial"].startswith("<gpu-serial-")
+
+
+def _invoke_check(monkeypatch, tmp_path, *args):
+    """The real CLI in-process, with a host name we control (a subprocess cannot fake it)."""
+    import socket
+
+    from envdoctor.cli import cli
+
+    home = tmp_path / "home" / "canaryuser"
+    (home / "cache").mkdir(parents=True)
+    monkeypatch.setattr(socket, "gethostname", lambda: "canary-host-7")
+    env = {
+        "HOME": str(home),
+        "USER": "canaryuser",
+        "LOGNAME": "canaryuser",
+        "TORCH_HOME": str(home / "cache"),
+        "TRITON_CACHE_DIR": str(home / "cache"),
+        "MASTER_ADDR": "10.20.30.40",
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "NO_COLOR": "1",
+    }
+    result = CliRunner().invoke(cli, ["check", "-s", "system.environment,system.python", *args], env=env, catch_exceptions=False)
+    return result, home
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "junit"])
+def test_redact_hides_host_user_home_in_every_format(fmt, monkeypatch, tmp_path):
+    result, home = _invoke_check(monkeypatch, tmp_path, "--redact", "-v", "--format", fmt)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for v in ("canary-host-7", "canaryuser", str(home), "10.20.30.40"):
+        assert v not in out, f"{v} in {fmt}"
+    if fmt in ("text", "json"):
+        # Two mentions of the same path get the same placeholder.
+        assert out.count("<home>/cache") >= 2, out
+        assert "<ip-1>" in out
+    if fmt == "markdown":
+        assert out.count("&lt;home&gt;/cache") + out.count("<home>/cache") >= 2
+
+
+def test_without_redact_the_identities_are_there(monkeypatch, tmp_path):
+    # The test above could pass vacuously if nothing printed them in the first place.
+    result, home = _invoke_check(monkeypatch, tmp_path, "-v", "--format", "json")
+    data = json.loads(result.output)
+    assert data["platform"]["hostname"] == "canary-host-7"
+    assert data["facts"]["env_vars"]["TORCH_HOME"] == str(home / "cache")
+
+
+def test_real_hostname_absent_from_redacted_report():
+    import socket
+
+    host = socket.gethostname()
+    done = run_cli("check", "-s", "system,packages,toolchain,compile", "--redact", "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    data = json.loads(done.stdout)
+    assert data["platform"]["hostname"] == "<host>"
+    if len(host) >= 3:
+        assert not re.search(rf"(?<![A-Za-z0-9\-]){re.escape(host)}(?![A-Za-z0-9\-])", done.stdout)
+    home = os.path.expanduser("~")
+    if home not in ("/", ""):
+        assert f'"{home}/' not in done.stdout and f'"{home}"' not in done.stdout
