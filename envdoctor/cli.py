@@ -142,8 +142,16 @@ def cli() -> None:
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print one line; the exit code carries the verdict (health checks).")
 @click.option("--redact", is_flag=True, help="Also hide host, user, home paths, IP addresses and GPU UUIDs/serials (public reports).")
-@click.option("--distributed", is_flag=True, help="One rank of a torchrun/srun/indexed-Job launch: rank 0 reports the whole job (docs/fleet.md).")
-@click.option("--rank-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, help="--distributed: seconds before a silent rank is reported.")
+@click.option(
+    "--distributed", is_flag=True, help="One rank of a torchrun/srun/indexed-Job launch: rank 0 reports the whole job (docs/fleet.md)."
+)
+@click.option(
+    "--rank-timeout",
+    type=click.FloatRange(min=1),
+    default=120.0,
+    show_default=True,
+    help="--distributed: seconds before a silent rank is reported.",
+)
 def check_cmd(
     select,
     deselect,
@@ -178,7 +186,9 @@ def check_cmd(
         from envdoctor.distributed import DistributedRun, launch_for_cli
 
         try:
-            launch, (output, json_file, junit_file, markdown_file) = launch_for_cli(os.environ, (output, json_file, junit_file, markdown_file))
+            launch, (output, json_file, junit_file, markdown_file) = launch_for_cli(
+                os.environ, (output, json_file, junit_file, markdown_file)
+            )
         except ValueError as e:
             raise click.UsageError(str(e)) from None
         run, quiet = DistributedRun(launch, rank_timeout), quiet or not launch.coordinator
@@ -188,7 +198,7 @@ def check_cmd(
     sel, desel = split_patterns(select), split_patterns(deselect)
     conf = config.load(config_file, expects)
     reg = discover(tuple(checks_path))
-    missing = unmatched(reg.checks, sel)
+    missing = unmatched([*reg.checks, *config.expectation_specs(conf, profile)], sel)  # `--select expect` is fine
     if missing:
         raise click.UsageError(f"no check matches {', '.join(repr(m) for m in missing)} (see `envdoctor list`)")
     opts = RunOptions(select=sel, deselect=desel, profile=profile, timeout=timeout, checks_paths=checks_path, verbose=verbose)

@@ -32,7 +32,7 @@ from typing import Any
 import click
 
 from envdoctor.api import CheckSpec
-from envdoctor.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, plan, split_cli
+from envdoctor.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, plan, split_cli, to_spec
 from envdoctor.select import choose, unmatched
 
 if sys.version_info >= (3, 11):
@@ -156,6 +156,11 @@ def load(config: str | None = None, expects: Sequence[str] = (), start: str | Pa
     path = Path(config) if config else find(start)
     base = read(path) if path else Expectations()
     return Config(str(path) if path else None, base.merged(from_cli(expects)))
+
+
+def expectation_specs(conf: Config, profile: str) -> list[CheckSpec]:
+    """The expect.* checks of this run (they run whatever --select says; --deselect removes them)."""
+    return [to_spec(e) for e in for_profile(conf.expectations, profile).facts]
 
 
 def checks_to_run(

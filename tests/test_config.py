@@ -156,3 +156,15 @@ def test_cli_uses_the_config_found_upwards(cli, tmp_path):
     assert rows["expect.torch"]["status"] == "fail"
     assert "does not satisfy ==1.0" in rows["expect.torch"]["message"]
     assert "system.disk" not in rows
+
+
+def test_cli_select_expect_runs_only_the_expectations(cli, tmp_path):
+    res = cli("check", "--select", "expect", "--expect", "torch>=2.0", "--expect", "python>=3.10", "--format", "json", cwd=str(tmp_path))
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr
+    assert sorted(rows_of(res)) == ["expect.python", "expect.torch"]
+    res = cli("check", "--select", "system.python", "--deselect", "expect.torch", "-e", "torch==1.0", "--format", "json", cwd=str(tmp_path))
+    assert res.returncode == 0 and sorted(rows_of(res)) == ["system.python"]
+
+
+def rows_of(res) -> dict[str, dict]:
+    return {r["id"]: r for r in json.loads(res.stdout)["results"]}

@@ -121,8 +121,9 @@ def accept(args: list[str]) -> None:
             from envdoctor.registry import discover
             from envdoctor.select import split_patterns, unmatched
 
-            config.from_cli(ctx.params.get("expects") or ())
-            missing = unmatched(discover(tuple(ctx.params.get("checks_path") or ())).checks, split_patterns(ctx.params["select"]))
+            conf = config.Config(None, config.Expectations().merged(config.from_cli(ctx.params.get("expects") or ())))
+            known = [*discover(tuple(ctx.params.get("checks_path") or ())).checks, *config.expectation_specs(conf, ctx.params["profile"])]
+            missing = unmatched(known, split_patterns(ctx.params["select"]))
             if missing:
                 raise click.UsageError(f"no check matches {missing}")
 
