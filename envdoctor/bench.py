@@ -89,7 +89,7 @@ def speedup(row: Row, eager: Row | None) -> tuple[float, float] | None:
     return row.step_ms / eager.step_ms - 1, eager.step_ms / row.step_ms
 
 
-def slower_than_eager(rows: Sequence[Row]) -> list[str]:
+def slower_than_eager(rows: Sequence[Row], cpu: bool = False) -> list[str]:
     """One warning per compiled mode that is slower than eager, with its graph-break count."""
     eager = next((r for r in rows if r.mode == "eager" and r.step_ms), None)
     out = []
@@ -105,9 +105,16 @@ def slower_than_eager(rows: Sequence[Row]) -> list[str]:
             text += "\n  hint: see where and why with TORCH_LOGS=graph_breaks, or torch._dynamo.explain(model)(x)"
         else:
             text += " with 0 graph breaks: the whole model compiled, so the compiled kernels themselves are slower here"
-            text += "\n  hint: expected for tiny models and on CPU; on a GPU, try mode='max-autotune' (envdoctor bench --max-autotune)"
+            if cpu:
+                text += "\n  hint: common on a small CPU run (timings of a few steps on a busy CPU are noisy); it shows compile works, not GPU speed-ups"
+            else:
+                text += "\n  hint: check that nothing else uses the GPU (nvidia-smi), then try mode='max-autotune' (envdoctor bench --max-autotune)"
         out.append(text)
     return out
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def render_table(rows: Sequence[Row], cfg: Config, device_name: str, torch_version: str) -> str:
@@ -115,7 +122,7 @@ def render_table(rows: Sequence[Row], cfg: Config, device_name: str, torch_versi
     lines = [
         "envdoctor bench: training step of the reference model (2x conv-bn-relu, pool, linear; SGD, cross-entropy)",
         f"device: {device_name} ({cfg.device}), torch {torch_version}",
-        f"input: batch {cfg.batch}x3x{cfg.size}x{cfg.size}; median of {cfg.runs} runs x {cfg.steps} steps after {cfg.warmup} warm-up steps",
+        f"input: batch {cfg.batch}x3x{cfg.size}x{cfg.size}; median of {_n(cfg.runs, 'run')} x {_n(cfg.steps, 'step')} after {_n(cfg.warmup, 'warm-up step')}",
     ]
     if cfg.cpu_variant:
         lines.append(
@@ -281,7 +288,7 @@ def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, tim
                 rows.append(Row(mode, error=e.diagnosis[:300]))
     finally:
         probe.close()
-    warnings = slower_than_eager(rows)
+    warnings = slower_than_eager(rows, cpu=cfg.cpu_variant)
     if fmt == "json":
         click.echo(json.dumps(to_json(rows, cfg, info, warnings), indent=2))
     else:

@@ -53,7 +53,9 @@ def test_compiled_mode_slower_than_eager_warns_with_its_graph_breaks():
     assert w.startswith("default is slower than eager (12.50 vs 10.00 ms per step, +25%) with 3 graph break(s)")
     assert "call to print()" in w and "TORCH_LOGS=graph_breaks" in w
     clean = slower_than_eager([Row("eager", step_ms=10.0), Row("default", step_ms=11.0, first_step_s=1.0, graph_breaks=0)])
-    assert "with 0 graph breaks" in clean[0]
+    assert "with 0 graph breaks" in clean[0] and "--max-autotune" in clean[0]
+    on_cpu = slower_than_eager([Row("eager", step_ms=10.0), Row("default", step_ms=11.0, first_step_s=1.0, graph_breaks=0)], cpu=True)
+    assert "small CPU run" in on_cpu[0]
 
 
 def test_failed_mode_is_a_row_and_json_carries_everything():

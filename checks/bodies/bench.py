@@ -78,7 +78,7 @@ def run_mode(mode: str, device: str, batch: int, size: int, warmup: int, runs: i
             torch.cuda.synchronize(dev)
 
     def step() -> None:
-        if mode == "reduce-overhead" and mark_step is not None:
+        if mode in ("reduce-overhead", "max-autotune") and mark_step is not None:
             # CUDA graph trees reuse output memory between replays; marking the step start
             # tells them the previous iteration's outputs are dead.
             mark_step()
