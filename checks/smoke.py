@@ -39,6 +39,8 @@ _HINTS = (
     ),
     ("no C compiler", "Install a C compiler (apt-get install gcc) or point CC at one: export CC=/usr/bin/gcc"),
     ("C++ compiler", "Install a C++ compiler (apt-get install g++) or point CXX at one: export CXX=/usr/bin/g++"),
+    ("temporary file", "Point TMPDIR at a writable directory: export TMPDIR=/writable/tmp"),
+    ("Read-only file system", "Point TMPDIR (and the cache directories) at a writable file system: export TMPDIR=/writable/tmp"),
     ("Permission denied", "Make the temporary and cache directories writable, e.g. export TMPDIR=/writable/tmp"),
     ("No space left", "Free space in the temporary directory or point TMPDIR at a larger disk"),
     ("shared memory", "Give the container more /dev/shm: docker run --shm-size=8g ..."),
@@ -81,7 +83,8 @@ def _tail(text: str, lines: int = 30) -> str:
 def _raised(e: ProbeRaised, what: str, check_id: str):
     """A smoke whose body raised: torch that cannot import is the torch checks' finding, so
     the smoke skips; anything else fails with the cause."""
-    if e.exc_type in ("ImportError", "ModuleNotFoundError") and "torch" in e.message and "triton" not in e.message:
+    torch_broken = e.message.strip() == "No module named 'torch'" or "/torch/__init__.py" in (e.traceback or "")
+    if e.exc_type in ("ImportError", "ModuleNotFoundError", "OSError") and torch_broken:
         return skip(f"torch cannot be imported ({e.message.strip().splitlines()[0][:200]}); see torch.importable")
     cause, hint = diagnose(e, check_id)
     return fail(f"{what} failed: {cause}", hint, details={"output": _tail(e.output), "traceback": _tail(e.traceback, 12)})

@@ -41,6 +41,7 @@ _CAUSES = [
     (re.compile(r"(No space left on device)"), None),
     (re.compile(r"(out of shared memory|Bus error)"), "shared memory (/dev/shm) exhausted"),
     (re.compile(r"(Permission denied: [^\n]+)"), None),
+    (re.compile(r"([Cc]annot create temporary file[^\n]*|Read-only file system[^\n]*)"), None),
 ]
 
 

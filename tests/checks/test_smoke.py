@@ -184,8 +184,8 @@ def test_a_triton_compile_failure_names_the_toolchain_cause(output, cause, hint)
 
 
 def test_torch_that_cannot_import_skips_the_smoke_pointing_at_the_torch_check():
-    raised = ProbeRaised("ImportError", "libtorch_cuda.so: cannot open shared object file", "")
-    raised.message = "torch: libtorch_cuda.so: cannot open shared object file"
+    tb = 'File "/venv/lib/python3.12/site-packages/torch/__init__.py", line 5, in <module>\nImportError: libcudnn.so.9: cannot open ...'
+    raised = ProbeRaised("ImportError", "libcudnn.so.9: cannot open shared object file: No such file or directory", tb)
     row = run_check(smoke.compile_smoke, probe=CannedProbe(compile_smoke=raised), torch_build=CUDA_TORCH, env=SERIAL)
     assert row.status is Status.SKIP
     assert "torch.importable" in row.message
@@ -277,6 +277,13 @@ def test_cudagraph_and_amp_judgement():
     assert skipped.status is Status.WARN and "perf_hints" in skipped.hint
     bad = run_check(smoke.amp_compile, probe=CannedProbe(amp_compile={"dtype": "float32", "max_error": 0.5, "ok": False}), **facts)
     assert bad.status is Status.FAIL and "dtype float32" in bad.message
+
+
+def test_a_torch_xla_dist_without_its_module_fails_the_xla_smoke():
+    raised = ProbeRaised("ModuleNotFoundError", "No module named 'torch_xla'", 'File "smoke.py", line 3\n    import torch_xla')
+    row = run_check(smoke.xla, probe=CannedProbe(xla_op=raised), dists={"torch-xla": {"version": "2.9.0"}}, env={})
+    assert row.status is Status.FAIL
+    assert row.message == "the torch_xla op failed: ModuleNotFoundError: No module named 'torch_xla'"
 
 
 def test_xla_skips_when_not_installed():

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""How long a full ``envdoctor check`` takes, as a ratio against a floor measured in the same run.
+
+    python benchmarks/bench_check.py                  # median of 3, one warm-up round
+    python benchmarks/bench_check.py -n 5 --lanes both --json bench.json
+
+Three commands, each a fresh process with fresh, empty TRITON_CACHE_DIR and
+TORCHINDUCTOR_CACHE_DIR, run in rounds (floor, reference, check, floor, ...) so that a noisy
+neighbour slows all of them alike:
+
+* **floor** — imports torch, initialises CUDA (when there is a GPU) and runs one first
+  ``torch.compile`` of ``a + b``: the least any tool that proves torch.compile works must pay;
+* **reference** — the quick check people paste from blog posts: print torch/CUDA/Triton
+  versions, a 1000x1000 matmul (on the GPU when there is one), a ``torch.compile`` of ``a + b``;
+* **check** — ``python -m envdoctor check`` (every default check, all smokes).
+
+The bar (issue 4): on the GPU machine, check <= 1.25 x floor and check < reference (medians).
+Exit status 0 when the bar is met, 1 when not (figures are printed either way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+FLOOR = r"""
+import torch
+if torch.cuda.is_available():
+    torch.cuda.init()
+    dev = "cuda"
+else:
+    dev = "cpu"
+a = torch.randn(16, device=dev)
+b = torch.randn(16, device=dev)
+f = torch.compile(lambda a, b: a + b)
+f(a, b)
+if dev == "cuda":
+    torch.cuda.synchronize()
+"""
+
+REFERENCE = r"""
+import torch
+print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())
+try:
+    import triton
+    print("triton", triton.__version__)
+except ImportError:
+    print("triton not installed")
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+x = torch.randn(1000, 1000, device=dev)
+y = x @ x
+if dev == "cuda":
+    torch.cuda.synchronize()
+print("matmul ok", tuple(y.shape))
+f = torch.compile(lambda a, b: a + b)
+a = torch.randn(16, device=dev)
+print("compile ok", bool((f(a, a) == a + a).all()))
+"""
+
+
+def timed(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, int]:
+    cache = tempfile.mkdtemp(prefix="envdoctor-bench-")
+    run_env = {**env, "TRITON_CACHE_DIR": os.path.join(cache, "triton"), "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor")}
+    start = time.perf_counter()
+    try:
+        rc = subprocess.run(argv, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        rc = -999
+    elapsed = time.perf_counter() - start
+    shutil.rmtree(cache, ignore_errors=True)
+    return elapsed, rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", "--rounds", type=int, default=3, help="measured rounds (median is reported); default 3")
+    ap.add_argument("--warmup", type=int, default=1, help="unmeasured rounds first (page cache); default 1")
+    ap.add_argument("--python", default=sys.executable, help="interpreter that has torch and envdoctor")
+    ap.add_argument(
+        "--lanes",
+        choices=("auto", "both"),
+        default="auto",
+        help="'both' also times the check with ENVDOCTOR_SMOKE_PARALLEL=0 and =1 (smokes in turn vs side by side)",
+    )
+    ap.add_argument("--check-args", default="", help="extra arguments for 'envdoctor check', e.g. '--select smoke'")
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--json", dest="json_out", help="also write the figures to this file")
+    args = ap.parse_args(argv)
+
+    env = dict(os.environ)
+    env.pop("ENVDOCTOR_SMOKE_PARALLEL", None)
+    check = [args.python, "-m", "envdoctor", "check", *args.check_args.split()]
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {
+        "floor": ([args.python, "-c", FLOOR], env),
+        "reference": ([args.python, "-c", REFERENCE], env),
+        "check": (check, env),
+    }
+    if args.lanes == "both":
+        commands["check (lanes=0)"] = (check, {**env, "ENVDOCTOR_SMOKE_PARALLEL": "0"})
+        commands["check (lanes=1)"] = (check, {**env, "ENVDOCTOR_SMOKE_PARALLEL": "1"})
+
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    codes: dict[str, set[int]] = {k: set() for k in commands}
+    for r in range(args.warmup + args.rounds):
+        measured = r >= args.warmup
+        for name, (cmd, cmd_env) in commands.items():
+            t, rc = timed(cmd, cmd_env, args.timeout)
+            print(f"{'round ' + str(r - args.warmup + 1) if measured else 'warm-up':>8}  {name:<16} {t:7.2f}s  exit {rc}", flush=True)
+            if measured:
+                times[name].append(t)
+                codes[name].add(rc)
+
+    med = {k: statistics.median(v) for k, v in times.items()}
+    floor, ref = med["floor"], med["reference"]
+    print()
+    print(f"{'command':<16} {'median':>8} {'/ floor':>8} {'/ ref':>7}   runs")
+    for name in commands:
+        runs = " ".join(f"{t:.2f}" for t in times[name])
+        print(f"{name:<16} {med[name]:7.2f}s {med[name] / floor:7.2f}x {med[name] / ref:6.2f}x   {runs}")
+    ratio = med["check"] / floor
+    met = ratio <= 1.25 and med["check"] < ref
+    print()
+    print(
+        f"check = {ratio:.2f} x floor (bar 1.25), {med['check'] / ref:.2f} x reference (bar < 1): "
+        + ("bar met" if met else f"bar MISSED by {max(med['check'] - 1.25 * floor, med['check'] - ref):.2f}s")
+    )
+    if any(rc not in (0, 1) for rc in codes["check"]):
+        print(f"note: envdoctor check exited with {sorted(codes['check'])} (0 healthy, 1 a check failed)")
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump(
+                {
+                    "rounds": args.rounds,
+                    "python": args.python,
+                    "cpus": os.cpu_count(),
+                    "times": times,
+                    "median": med,
+                    "exit_codes": {k: sorted(v) for k, v in codes.items()},
+                    "ratio_floor": ratio,
+                    "ratio_reference": med["check"] / ref,
+                    "bar_met": met,
+                },
+                f,
+                indent=2,
+            )
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Smoke checks on the GPU machine (issue 4 "Must show"): every smoke passes with per-GPU items
+# and durations; then natural faults, one at a time, each undone: the right smoke names the
+# right cause and the other smokes still run. Expected:
+#   healthy                   all smokes pass (xla skips: not installed); exit 0
+#   no C compiler on PATH     smoke.triton / smoke.compile / cudagraphs / amp fail "no C compiler found"
+#   Python.h moved away       the same smokes fail "Python.h is missing (install python3-dev)"
+#   unwritable TMPDIR         compile smokes fail naming the read-only temporary directory
+#   CUDA_VISIBLE_DEVICES=     smoke.matmul fails "CUDA_VISIBLE_DEVICES='' hides all 1 GPU(s)";
+#                             GPU smokes skip with that reason; smoke.compile runs on CPU
+# Each envdoctor run takes roughly one first torch.compile (10-30 s); ~3 minutes in all.
+set +e
+h() { echo; echo "=== $1: ${*:2} ==="; }
+OUT=$(mktemp -d)
+rows() {  # id, status, duration, message and items of each smoke in a JSON report
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for x in r["results"]:
+    if x["id"].startswith("smoke."):
+        print(f"{x['id']:<18} {x['status']:<5} {x.get('duration_s', 0):6.2f}s  {x['message']}")
+        if x.get("hint"):
+            print(f"{'':>32}hint: {x['hint']}")
+        for i in x.get("items", []):
+            print(f"{'':>32}- {i['name']}: {i['status']} {i['message']}")
+print("total", r.get("duration_s"), "s;", r.get("summary"))
+PY
+}
+
+h "healthy: every smoke" envdoctor check --select smoke -v --json $OUT/healthy.json
+timeout 300 envdoctor check --select smoke -v --json $OUT/healthy.json; echo "exit=$?"
+rows $OUT/healthy.json
+
+h "healthy: per-smoke detail (kernels, graph breaks, per-GPU errors)" python3 -c "details of smoke.*"
+python3 - $OUT/healthy.json <<'PY'
+import json, sys
+for x in json.load(open(sys.argv[1]))["results"]:
+    if x["id"].startswith("smoke.") and x["status"] != "skip":
+        print(x["id"], json.dumps(x.get("details"))[:1500])
+PY
+
+NOCC=$(fault_no_compiler_path)
+h "fault: no C/C++ compiler on PATH" PATH=$NOCC CC= CXX= envdoctor check --select smoke --json $OUT/nocc.json
+PATH=$NOCC CC= CXX= timeout 300 envdoctor check --select smoke --json $OUT/nocc.json > /dev/null; echo "exit=$?"
+rows $OUT/nocc.json
+
+h "fault: Python.h moved away" fault_python_h on
+fault_python_h on
+h "fault: Python.h moved away" envdoctor check --select smoke --json $OUT/pyh.json
+timeout 300 envdoctor check --select smoke --json $OUT/pyh.json > /dev/null; echo "exit=$?"
+rows $OUT/pyh.json
+h "undo" fault_python_h off
+fault_python_h off
+
+RO=$(fault_ro_dir)
+h "fault: unwritable temporary directory" TMPDIR=$RO envdoctor check --select smoke --json $OUT/ro.json
+TMPDIR=$RO timeout 300 envdoctor check --select smoke --json $OUT/ro.json > /dev/null; echo "exit=$?"
+rows $OUT/ro.json
+
+h "fault: CUDA_VISIBLE_DEVICES=" CUDA_VISIBLE_DEVICES= envdoctor check --select smoke --json $OUT/cvd.json
+CUDA_VISIBLE_DEVICES= timeout 300 envdoctor check --select smoke --json $OUT/cvd.json > /dev/null; echo "exit=$?"
+rows $OUT/cvd.json
+
+h "after the faults: healthy again" envdoctor check --select smoke
+timeout 300 envdoctor check --select smoke > /dev/null; echo "exit=$?"
+rm -rf "$OUT"
