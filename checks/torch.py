@@ -36,6 +36,9 @@ def lib_kind(name: str) -> str:
     """``libcublasLt.so.13`` -> ``cublasLt``; ``libgomp-a34b3233.so.1`` -> ``gomp``."""
     m = re.match(r"lib([A-Za-z_]+?\d?)(?:[-.]|$)", name)
     base = m.group(1) if m else name
+    if name[3 + len(base) :].startswith("-builtins"):
+        # libnvrtc-builtins is NVRTC's companion library, not a second copy of libnvrtc.
+        base += "-builtins"
     return re.sub(r"_?\d$", "", base) if base.startswith("cudnn") else base
 
 
@@ -523,9 +526,16 @@ def loaded_libraries(torch_runtime, env, torch_build=None):
         run_major = cudnn // 10000 if cudnn >= 10000 else cudnn // 1000
         if run_major != built[0]:
             problems.append(f"cuDNN {_cudnn_text(cudnn)} loaded but torch was built for cuDNN {'.'.join(map(str, built))}")
-    if isinstance(cudnn, dict) and cudnn.get("error"):
-        problems.append(f"cuDNN fails to load: {cudnn['error']}")
     details = {"libraries": libs, "ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
+    if isinstance(cudnn, dict) and cudnn.get("error"):
+        # torch refuses the cuDNN it found: every convolution on the GPU fails.
+        return fail(
+            "; ".join([f"cuDNN fails to load: {cudnn['error']}", *problems]),
+            hint="remove the directory holding the other cuDNN from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH for torch processes) "
+            "so torch loads the cuDNN of its nvidia-cudnn wheel",
+            items=items,
+            details=details,
+        )
     if problems:
         return warn(
             "; ".join(problems),

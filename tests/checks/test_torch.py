@@ -271,3 +271,29 @@ def test_extension_abi():
     row = run_check(t.extension_abi, dists=bad)
     assert row.status is Status.FAIL and "requires torch==2.6.0" in row.message and "undefined symbol" in row.message
     assert "pip install --force-reinstall torchvision" in row.hint
+
+
+def test_nvrtc_builtins_is_not_a_second_nvrtc():
+    # Seen on the H200: torch loads libnvrtc.so.13 and its companion libnvrtc-builtins.so.13.0.
+    cu13 = "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib"
+    assert t.lib_kind("libnvrtc-builtins.so.13.0") == "nvrtc-builtins"
+    assert t.lib_kind("libnvrtc.so.13") == "nvrtc"
+    rt = {
+        **GPU_RUNTIME,
+        "loaded_libs": [
+            *GPU_RUNTIME["loaded_libs"],
+            lib("libnvrtc.so.13", f"{cu13}/libnvrtc.so.13"),
+            lib("libnvrtc-builtins.so.13.0", f"{cu13}/libnvrtc-builtins.so.13.0"),
+        ],
+    }
+    assert run_check(t.loaded_libraries, torch_runtime=rt, env={}).status is Status.PASS
+
+
+def test_cudnn_refused_by_torch_fails():
+    # Seen on the H200 with the system cuDNN 9.14 directory first on LD_LIBRARY_PATH.
+    err = "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0)."
+    rt = {**GPU_RUNTIME, "cudnn": {"error": err}}
+    row = run_check(t.loaded_libraries, torch_runtime=rt, env={"LD_LIBRARY_PATH": "/lib/x86_64-linux-gnu"})
+    assert row.status is Status.FAIL
+    assert "cuDNN fails to load" in row.message and "(9, 14, 0)" in row.message
+    assert "LD_LIBRARY_PATH" in row.hint
