@@ -40,8 +40,8 @@ for x in json.load(open(sys.argv[1]))["results"]:
 PY
 
 NOCC=$(fault_no_compiler_path)
-h "fault: no C/C++ compiler on PATH" PATH=$NOCC CC= CXX= envdoctor check --select smoke --json $OUT/nocc.json
-PATH=$NOCC CC= CXX= timeout 300 envdoctor check --select smoke --json $OUT/nocc.json > /dev/null; echo "exit=$?"
+h "fault: no C/C++ compiler on PATH" env -u CC -u CXX PATH=$NOCC envdoctor check --select smoke --json $OUT/nocc.json
+TO=$(command -v timeout); ED=$(command -v envdoctor); env -u CC -u CXX PATH=$NOCC $TO 300 $ED check --select smoke --json $OUT/nocc.json > /dev/null; echo "exit=$?"
 rows $OUT/nocc.json
 
 h "fault: Python.h moved away" fault_python_h on
