@@ -70,23 +70,31 @@ def parse_version_py(text: str) -> dict:
     return values
 
 
+def package_dir(name: str) -> str:
+    """The directory ``import name`` would load, found on sys.path without importing anything.
+
+    PathFinder searches sys.path as the import system would, without consulting sys.modules.
+    Raises Unavailable when the package is not installed or cannot be located."""
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(name)
+    except (ImportError, ValueError) as e:
+        raise Unavailable(f"{name} cannot be located: {e}") from e
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable(f"{name} is not installed")
+    return list(spec.submodule_search_locations)[0]
+
+
 @fact("torch_build")
 def torch_build() -> dict:
     """torch's build as ``torch/version.py`` records it: version, cuda, hip, git_version."""
-    try:
-        # PathFinder searches sys.path as `import torch` would, without consulting sys.modules.
-        spec = importlib.machinery.PathFinder.find_spec("torch")
-    except (ImportError, ValueError) as e:
-        raise Unavailable(f"torch cannot be located: {e}") from e
-    if spec is None or not spec.submodule_search_locations:
-        raise Unavailable("torch is not installed")
-    pkg_dir = list(spec.submodule_search_locations)[0]
+    pkg_dir = package_dir("torch")
     path = os.path.join(pkg_dir, "version.py")
     try:
         with open(path, encoding="utf-8") as f:
             values = parse_version_py(f.read())
     except (OSError, SyntaxError, ValueError) as e:
-        raise Unavailable(f"torch at {pkg_dir} has no readable version.py ({e})") from e
+        # A partial install, or a directory named torch shadowing the real one on sys.path.
+        raise Unavailable(f"the torch that `import torch` finds ({pkg_dir}) is incomplete: no readable torch/version.py") from e
     version = str(values.get("__version__", ""))
     local = version.partition("+")[2]
     cuda, hip = values.get("cuda"), values.get("hip")

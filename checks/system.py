@@ -108,9 +108,27 @@ def mounts() -> list:
         raise Unavailable(f"cannot read /proc/self/mountinfo: {e.strerror}") from e
 
 
-NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p")
+# Network file systems: their file locks and atomic renames are unreliable for compiler caches
+# (triton#4002: FileNotFoundError for cache objects).
+NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p", "afs", "orangefs"})
 # FUSE file systems that reach over the network (fuse-overlayfs of rootless podman does not).
-NETWORK_FUSE = ("sshfs", "s3fs", "gcsfuse", "rclone", "juicefs", "glusterfs", "ceph", "cephfs", "blobfuse", "goofys", "mountpoint-s3")
+NETWORK_FUSE = frozenset(
+    {
+        "sshfs",
+        "s3fs",
+        "gcsfuse",
+        "rclone",
+        "juicefs",
+        "glusterfs",
+        "ceph",
+        "cephfs",
+        "blobfuse",
+        "blobfuse2",
+        "goofys",
+        "mountpoint-s3",
+        "lustre",
+    }
+)
 
 
 def find_mount(path: str, mounts: list) -> dict | None:

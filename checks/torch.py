@@ -8,7 +8,6 @@ Static facts come from package metadata and ``torch/version.py`` (checks/package
 from __future__ import annotations
 
 import glob
-import importlib.util
 import os
 import re
 import sys
@@ -21,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor import Item, Skip, Status, Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor_checks import _cuda_compat as compat
+from envdoctor_checks.packages import package_dir
 
 PROBE_TIMEOUT = 120.0
 
@@ -94,11 +94,11 @@ def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
 def torch_runtime(probe, env) -> dict:
     """What an imported torch reports (one import, in the probe worker)."""
     try:
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError) as e:
-        return {"import_error": f"{type(e).__name__}: {e}", "warnings": [], "loaded_libs": []}
-    if spec is None:
-        raise Unavailable("torch is not installed")
+        package_dir("torch")
+    except Unavailable as e:
+        if e.reason == "torch is not installed":
+            raise
+        return {"import_error": e.reason, "warnings": [], "loaded_libs": []}
     value = probe.call("envdoctor_checks.bodies.torch_info:collect", {}, timeout=PROBE_TIMEOUT, what="the torch probe (import torch)")
     value["loaded_libs"] = annotate_libs(value.get("loaded_libs") or [], env)
     return value
@@ -108,13 +108,7 @@ def torch_runtime(probe, env) -> dict:
 def torch_spec() -> dict:
     """Where ``import torch`` resolves (without importing it) and every other torch package
     directory on sys.path (B9: a PYTHONPATH checkout or ~/.local copy shadows the venv's)."""
-    try:
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError) as e:
-        raise Unavailable(f"torch cannot be located: {e}") from e
-    if spec is None or not spec.submodule_search_locations:
-        raise Unavailable("torch is not installed")
-    first = os.path.realpath(list(spec.submodule_search_locations)[0])
+    first = os.path.realpath(package_dir("torch"))
     copies, leftovers = [], []
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):

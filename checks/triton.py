@@ -9,7 +9,6 @@ which is why a C compiler, ``Python.h`` and ``libcuda.so.1`` matter long before 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pwd
 import re
@@ -24,16 +23,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor import Item, Status, check, fact, fail, ok, skip, warn
 from envdoctor.api import worst
 from envdoctor.subproc import run
+from envdoctor_checks.packages import package_dir
+from envdoctor_checks.system import find_mount, is_network_fs
 
 # Every distribution that installs the top-level ``triton`` package (A7): only one may be present.
 TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-windows", "triton-nightly")
 
-# Filesystems on which Triton's lock files and atomic renames are unreliable (triton#4002).
-NETWORK_FS = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p", "afs", "orangefs"}
-NETWORK_FUSE = {"sshfs", "s3fs", "gcsfuse", "juicefs", "glusterfs", "ceph", "rclone", "goofys", "blobfuse", "blobfuse2", "lustre"}
 
 # The oldest ptxas (CUDA release) that knows each GPU architecture; an older one stops with
 # "ptxas fatal : Value 'sm_121a' is not defined for option 'gpu-name'".
@@ -154,13 +152,7 @@ def read_triton_package(pkg_dir: str) -> dict:
 @fact("triton_pkg")
 def triton_pkg() -> dict:
     """Where ``import triton`` would load from, and what its files say; never imported."""
-    try:
-        spec = importlib.util.find_spec("triton")
-    except (ImportError, ValueError) as e:
-        raise Unavailable(f"triton cannot be located: {e}") from e
-    if spec is None or not spec.submodule_search_locations:
-        raise Unavailable("triton is not installed")
-    return read_triton_package(list(spec.submodule_search_locations)[0])
+    return read_triton_package(package_dir("triton"))
 
 
 def installed_tritons(dists: Mapping) -> list[dict]:
@@ -291,38 +283,13 @@ def probe_dir(path: str) -> DirProbe:
     return DirProbe(path, exists, True, probe)
 
 
-def mount_of(path: str, mounts: Sequence[Mapping]) -> Mapping | None:
-    """The mount a path lives on (the lead's shared helper when present)."""
-    try:
-        from envdoctor_checks.system import find_mount
-    except ImportError:
-        find_mount = None
-    if find_mount is not None:
-        return find_mount(path, mounts)
-    best = None
-    real = os.path.realpath(path)
-    for m in mounts:
-        mp = m.get("mount_point", "")
-        if real == mp or real.startswith(mp.rstrip("/") + "/") or mp == "/":
-            if best is None or len(mp) >= len(best.get("mount_point", "")):
-                best = m
-    return best
-
-
-def is_network_fs(fstype: str) -> bool:
-    fstype = fstype or ""
-    if fstype in NETWORK_FS:
-        return True
-    return fstype.startswith("fuse.") and fstype.split(".", 1)[1] in NETWORK_FUSE
-
-
 def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest: str, needs_exec: bool) -> tuple[Status, str, str]:
     """(status, message, hint) for a compiler cache directory: writable, local, not noexec."""
     fix = f"export {env_var}={suggest}   # or any writable local directory"
     where = probe.path if probe.exists else f"{probe.path} (not created yet; tested {probe.checked})"
     if not probe.writable:
         return Status.FAIL, f"{what} {where} is not writable: {probe.error}", fix
-    mount = mount_of(probe.checked, mounts) if mounts else None
+    mount = find_mount(probe.checked, mounts) if mounts else None
     if mount:
         opts = set(mount.get("options") or [])
         if "ro" in opts:
@@ -334,7 +301,7 @@ def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest
                 "cannot be loaded ('failed to map segment from shared object')",
                 fix,
             )
-        if is_network_fs(mount.get("fstype", "")):
+        if is_network_fs(mount):
             return (
                 Status.WARN,
                 f"{what} {where} is on a network filesystem ({mount.get('fstype')} at {mount.get('mount_point')}): its file "

@@ -13,20 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 
-
-def _model(torch):
-    nn = torch.nn
-    return nn.Sequential(
-        nn.Conv2d(3, 64, 3, padding=1),
-        nn.BatchNorm2d(64),
-        nn.ReLU(),
-        nn.Conv2d(64, 128, 3, padding=1),
-        nn.BatchNorm2d(128),
-        nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(128, 10),
-    )
+from envdoctor_checks.bodies.reference_model import reference_model
 
 
 def device_info() -> dict:
@@ -62,7 +49,7 @@ def run_mode(mode: str, device: str, batch: int, size: int, warmup: int, runs: i
 
     torch.manual_seed(seed)
     dev = torch.device(device)
-    model = _model(torch).to(dev).train()
+    model = reference_model(torch).to(dev).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(batch, 3, size, size, device=dev)
     y = torch.randint(0, 10, (batch,), device=dev)

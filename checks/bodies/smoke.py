@@ -17,6 +17,8 @@ import sys
 import time
 from typing import Any
 
+from envdoctor_checks.bodies.reference_model import reference_model
+
 
 def stage(text: str) -> None:
     print(f"envdoctor-stage: {text}", flush=True)
@@ -132,22 +134,6 @@ def triton_add(n: int = 4099) -> dict[str, Any]:
 # --- torch.compile --------------------------------------------------------------------------
 
 
-def _reference_model(torch):
-    nn = torch.nn
-    # The reference model: two conv-bn-relu blocks, pool, linear.
-    return nn.Sequential(
-        nn.Conv2d(3, 64, 3, padding=1),
-        nn.BatchNorm2d(64),
-        nn.ReLU(),
-        nn.Conv2d(64, 128, 3, padding=1),
-        nn.BatchNorm2d(128),
-        nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(128, 10),
-    )
-
-
 def _small_function(deliberate_break: bool):
     import torch
 
@@ -255,7 +241,7 @@ def compile_smoke(parts: list[str] | tuple[str, ...] = ("function", "module"), d
             fn = _small_function(deliberate_break)
             args = (torch.randn(64, generator=gen).to(device), torch.randn(64, generator=gen).to(device))
         elif name == "module":
-            fn = _reference_model(torch).to(device).eval()
+            fn = reference_model(torch).to(device).eval()
             args = (torch.randn(2, 3, 8, 8, generator=gen).to(device),)
         else:
             raise ValueError(f"unknown part {name!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -90,8 +91,8 @@ def test_broken_torch_import_is_reported_not_raised(tmp_path):
     assert dep.status is Status.SKIP and "torch.importable" in dep.message
 
 
-def test_no_torch_means_unavailable(monkeypatch):
-    monkeypatch.setattr(t.importlib.util, "find_spec", lambda name: None)
+def test_no_torch_means_unavailable(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])  # a sys.path without torch
     with pytest.raises(Unavailable, match="torch is not installed"):
         gather(t.torch_runtime, probe=None, env={})
 
