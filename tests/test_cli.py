@@ -144,3 +144,43 @@ def test_internal_error_exit_code_and_no_traceback(tmp_path):
     assert r.returncode == 3
     assert "internal error" in r.stderr and "reporter exploded" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+SLOW_CHECK = (
+    "import time\n"
+    "from envdoctor import check, ok\n"
+    "@check('local.slow')\n"
+    "def slow():\n"
+    "    '''A check that takes a while'''\n"
+    "    time.sleep(1.5)\n"
+    "    return ok('done')\n"
+)
+
+
+def test_progress_line_on_a_tty_only(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    (tmp_path / "slow.py").write_text(SLOW_CHECK)
+    args = [sys.executable, "-m", "envdoctor", "check", "--checks-path", str(tmp_path), "--select", "local", "--no-color"]
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(args, stdin=secondary, stdout=secondary, stderr=secondary, close_fds=True)
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(60)
+    os.close(primary)
+    on_tty = b"".join(chunks).decode()
+    assert "running local.slow (" in on_tty  # which check runs, and for how long
+    assert "A check that takes a while: done" in on_tty
+    piped = run_cli("check", "--checks-path", str(tmp_path), "--select", "local", "--no-color")
+    assert "running" not in piped.stdout + piped.stderr and "\r" not in piped.stdout + piped.stderr
