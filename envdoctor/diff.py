@@ -22,7 +22,13 @@ ABSENT = "(none)"  # the report says it is not there (package not installed, no 
 
 
 class ReportError(Exception):
-    """A file that cannot be compared; the message is one line for the user."""
+    """A file that cannot be used as a report; ``str()`` is one line for the user
+    ("FILE: why"), ``reason`` the part after the file name."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 def load_report(path: str) -> dict[str, Any]:
@@ -31,23 +37,23 @@ def load_report(path: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except FileNotFoundError:
-        raise ReportError(f"{path}: no such file") from None
+        raise ReportError(path, "no such file") from None
     except IsADirectoryError:
-        raise ReportError(f"{path}: is a directory, not a report") from None
+        raise ReportError(path, "is a directory, not a report") from None
     except UnicodeDecodeError:
-        raise ReportError(f"{path}: is not an envdoctor JSON report (binary data)") from None
+        raise ReportError(path, "is not an envdoctor JSON report (binary data)") from None
     except OSError as e:
-        raise ReportError(f"{path}: cannot read it ({e.strerror or e})") from None
+        raise ReportError(path, f"cannot read it ({e.strerror or e})") from None
     if not text.strip():
-        raise ReportError(f"{path}: is empty, not an envdoctor JSON report")
+        raise ReportError(path, "is empty, not an envdoctor JSON report")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         hint = " (the file looks truncated)" if text.lstrip().startswith(("{", "[")) and e.pos >= len(text.rstrip()) - 1 else ""
-        raise ReportError(f"{path}: is not valid JSON{hint}: {e.msg} at line {e.lineno}, column {e.colno}") from None
+        raise ReportError(path, f"is not valid JSON{hint}: {e.msg} at line {e.lineno}, column {e.colno}") from None
     problem = _not_a_report(data)
     if problem:
-        raise ReportError(f"{name}: is not an envdoctor report ({problem}); make one with `envdoctor check --format json -o FILE`")
+        raise ReportError(name, f"is not an envdoctor report ({problem}); make one with `envdoctor check --format json -o FILE`")
     return data
 
 

@@ -20,6 +20,9 @@ from typing import Any
 
 import click
 
+from envdoctor.diff import ReportError, load_report
+from envdoctor.redact import scrub_data
+
 # The facts a fleet should agree on, in report order.
 FLEET_FACTS = ("torch", "torch_cuda", "triton", "driver", "cudnn", "nccl", "gpu_model", "gpu_count", "python")
 BAD = ("fail", "error")
@@ -173,16 +176,10 @@ def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:
     bad: list[Unreadable] = []
     for path in _expand(files):
         try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except OSError as e:
-            bad.append(Unreadable(path, f"cannot read: {e.strerror or e}"))
-            continue
-        except ValueError as e:
-            bad.append(Unreadable(path, f"not JSON ({e})"))
-            continue
-        if not isinstance(data, dict) or "results" not in data:
-            bad.append(Unreadable(path, "not an envdoctor report (no 'results')"))
+            # Reports come from other machines (or older envdoctors): scrub secrets before use.
+            data = scrub_data(load_report(path))
+        except ReportError as e:
+            bad.append(Unreadable(path, e.reason))
             continue
         try:
             found = _nodes_from(data, path)

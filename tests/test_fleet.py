@@ -76,8 +76,8 @@ def test_summary_names_failing_and_deviating_nodes_and_lists_bad_files(tmp_path)
     assert rows["torch"].differing == {}
     assert fleet.deviating == ["node-c", "node-d"]
     reasons = {Path(u.source).name: u.reason for u in fleet.unreadable}
-    assert reasons["broken.json"].startswith("not JSON")
-    assert reasons["half.json"].startswith("malformed report")
+    assert reasons["broken.json"].startswith("is not valid JSON")
+    assert reasons["half.json"].startswith("is not an envdoctor report")
     assert not fleet.healthy()
 
 
@@ -89,7 +89,7 @@ def test_fleet_command_prints_the_table_and_exits_1(tmp_path):
     assert "node-c  FAIL" in out and "[1] smoke.matmul" in out
     assert "driver" in out and "580.65.06" in out and "node-c: 570.86.15" in out
     assert "node-d: 7" in out
-    assert "broken.json: not JSON" in out and "half.json: malformed report" in out
+    assert "broken.json: is not valid JSON" in out and "half.json: is not an envdoctor report" in out
     assert out.rstrip().splitlines()[-1].startswith("PROBLEMS FOUND: 1 node(s) failing: node-c; 2 node(s) deviating: node-c, node-d")
 
 
