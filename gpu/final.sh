@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Last verification on the GPU machine with the final code: the default run (smokes in turn in
+# one worker), faults not covered before (64 MiB /dev/shm, a torchvision built for another torch),
+# the system cuDNN on LD_LIBRARY_PATH (now a failure), and the speed bar (median of 3).
+set +e
+h() { echo; echo "=== $* ==="; }
+h "envdoctor check (default profile: every default check and smoke)"
+envdoctor check --no-color; echo "exit $?"
+
+h "fault_small_shm on; envdoctor check --select system.shm"
+fault_small_shm on
+envdoctor check --select system.shm --no-color; echo "exit $?"
+fault_small_shm off
+
+TVM="$(python3 -c "import importlib.metadata as m; print(m.distribution('torchvision')._path)")/METADATA"
+cp "$TVM" "$TVM.orig" && sed -i 's/^Requires-Dist: torch==.*/Requires-Dist: torch==2.6.0/' "$TVM"
+h "torchvision dist-info edited to require torch==2.6.0: envdoctor check --select torch.extension_abi"
+grep "^Requires-Dist: torch" "$TVM"
+envdoctor check --select torch.extension_abi --no-color; echo "exit $?"
+cp "$TVM.orig" "$TVM" && rm "$TVM.orig" && echo "restored $TVM"
+
+h "LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:\$LD_LIBRARY_PATH envdoctor check --select torch.loaded_libraries"
+LD_LIBRARY_PATH="/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH" envdoctor check --select torch.loaded_libraries --no-color; echo "exit $?"
+
+h "python3 benchmarks/bench_check.py -n 3 --warmup 1"
+python3 benchmarks/bench_check.py -n 3 --warmup 1; echo "exit $?"
