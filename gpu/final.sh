@@ -13,7 +13,7 @@ envdoctor check --select system.shm --no-color; echo "exit $?"
 fault_small_shm off
 
 TVM="$(python3 -c "import importlib.metadata as m; print(m.distribution('torchvision')._path)")/METADATA"
-cp "$TVM" "$TVM.orig" && sed -i 's/^Requires-Dist: torch==.*/Requires-Dist: torch==2.6.0/' "$TVM"
+cp "$TVM" "$TVM.orig" && sed -i -E 's/^Requires-Dist: torch( \(|=).*/Requires-Dist: torch==2.6.0/' "$TVM"
 h "torchvision dist-info edited to require torch==2.6.0: envdoctor check --select torch.extension_abi"
 grep "^Requires-Dist: torch" "$TVM"
 envdoctor check --select torch.extension_abi --no-color; echo "exit $?"
