@@ -39,7 +39,14 @@ def code_texts(path: Path) -> list[str]:
         return [text]
     fences = re.findall(r"^(```|~~~)[^\n]*\n(.*?)^\1", text, re.S | re.M)
     prose = re.sub(r"^(```|~~~)[^\n]*\n.*?^\1", "", text, flags=re.S | re.M)
-    return [body for _, body in fences] + re.findall(r"`([^`\n]+)`", prose)
+    return [_commands_of_transcript(body) for _, body in fences] + re.findall(r"`([^`\n]+)`", prose)
+
+
+def _commands_of_transcript(body: str) -> str:
+    """A block that shows a terminal session (``$ command`` then its output) holds commands on
+    its ``$`` lines only; the output (``envdoctor 0.1.0 — Linux …``) is not a command."""
+    prompts = [line[2:] for line in body.splitlines() if line.startswith("$ ")]
+    return "\n".join(prompts) if prompts else body
 
 
 def exec_arrays(text: str) -> tuple[list[list[str]], str]:
