@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from envdoctor import Item, ProbeRaised, Skip, Status, check, fail, ok, skip, warn
+from envdoctor import Item, ProbeRaised, Result, Skip, Status, check, fail, ok, skip, warn
 from envdoctor.api import worst
 from envdoctor.probe import explain_output
 
@@ -280,23 +280,36 @@ def judge_compile(value: dict):
 # --- CUDA graphs and AMP ---------------------------------------------------------------------
 
 
-def _gpu_call(probe, env, function: str, timeout: float, what: str):
-    if parallel_lanes(env):
-        return probe.call(f"{BODY}:{function}", {}, timeout=timeout, fresh=True, what=what)
-    return probe.call(f"{BODY}:{function}", {}, timeout=timeout, what=what)
+def _gpu_smoke(probe, torch_build, env, gpus, visible_gpus, function: str, timeout: float, what: str, check_id: str):
+    """Run one GPU smoke body when a GPU is usable: the body's value, or the Result that ends the
+    check (no usable GPU; the body raised; the body skipped itself)."""
+    gate = gpu_gate(torch_build, gpus, visible_gpus, env)
+    if gate is not None:
+        return gate
+    try:
+        value = probe.call(f"{BODY}:{function}", {}, timeout=timeout, fresh=parallel_lanes(env), what=what)
+    except ProbeRaised as e:
+        return _raised(e, what, check_id)
+    _body_skipped(value)
+    return value
 
 
 @check("smoke.cudagraphs", tags=("smoke", "gpu"))
 def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None):
     """torch.compile(mode="reduce-overhead") captures and replays a CUDA graph correctly"""
-    gate = gpu_gate(torch_build, gpus, visible_gpus, env)
-    if gate is not None:
-        return gate
-    try:
-        value = _gpu_call(probe, env, "cudagraphs", TIMEOUT["cudagraphs"], 'torch.compile(mode="reduce-overhead")')
-    except ProbeRaised as e:
-        return _raised(e, 'torch.compile(mode="reduce-overhead")', "smoke.cudagraphs")
-    _body_skipped(value)
+    value = _gpu_smoke(
+        probe,
+        torch_build,
+        env,
+        gpus,
+        visible_gpus,
+        "cudagraphs",
+        TIMEOUT["cudagraphs"],
+        'torch.compile(mode="reduce-overhead")',
+        "smoke.cudagraphs",
+    )
+    if isinstance(value, Result):
+        return value
     if not value["ok"]:
         return fail(
             f"CUDA graph replay gave wrong values (max error {value['max_error']:.3g})",
@@ -315,14 +328,11 @@ def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None):
 @check("smoke.amp_compile", tags=("smoke", "gpu"))
 def amp_compile(probe, torch_build, env, gpus=None, visible_gpus=None):
     """bf16 autocast with torch.compile matches eager autocast"""
-    gate = gpu_gate(torch_build, gpus, visible_gpus, env)
-    if gate is not None:
-        return gate
-    try:
-        value = _gpu_call(probe, env, "amp_compile", TIMEOUT["amp"], "torch.compile under bf16 autocast")
-    except ProbeRaised as e:
-        return _raised(e, "torch.compile under bf16 autocast", "smoke.amp_compile")
-    _body_skipped(value)
+    value = _gpu_smoke(
+        probe, torch_build, env, gpus, visible_gpus, "amp_compile", TIMEOUT["amp"], "torch.compile under bf16 autocast", "smoke.amp_compile"
+    )
+    if isinstance(value, Result):
+        return value
     if not value["ok"]:
         return fail(
             f"compiled bf16 autocast differs from eager (dtype {value['dtype']}, max error {value['max_error']:.3g})",
