@@ -170,7 +170,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
     if req is None:
         kind = torch_build.get("kind") if torch_build else None
         why = "a CPU build; torch.compile uses Inductor's C++ backend there" if kind == "cpu" else "it declares no Triton dependency"
-        extra = f" ({', '.join(d['name'] + ' ' + d['version'] for d in present)} installed, is installed independently)" if present else ""
+        extra = f"; {', '.join(d['name'] + ' ' + d['version'] for d in present)} is installed on its own" if present else ""
         return skip(f"torch {torch['version']} does not depend on Triton: {why}{extra}")
     if not req.applies:
         # A missing Triton is expected where the marker is false (Windows, old aarch64 wheels,
@@ -178,7 +178,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
         where = f"torch {torch['version']} requires {req.name} only where `{req.marker}`, which is false here"
         if not present:
             return skip(f"{where}, so no Triton is expected")
-        return ok(f"{where}; {', '.join(d['name'] + ' ' + d['version'] for d in present)} is installed independently")
+        return ok(f"{where}; {', '.join(d['name'] + ' ' + d['version'] for d in present)} is installed on its own")
     dist = dists.get(req.name)
     pin = f"{req.name}{req.specifier}"
     install = f'pip install --force-reinstall --no-deps "{pin}"' if req.specifier else f"pip install {req.name}"

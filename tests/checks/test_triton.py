@@ -89,6 +89,8 @@ def test_pin_missing_triton_where_required_and_where_marker_is_false():
 def test_cpu_torch_does_not_depend_on_triton():
     r = run_check(triton.torch_pin, dists={"torch": TORCH_CPU}, torch_build={**CUDA_BUILD, "kind": "cpu"})
     assert r.status is Status.SKIP and "CPU build" in r.message and "C++" in r.message
+    beside = run_check(triton.torch_pin, dists={"torch": TORCH_CPU, "triton": TRITON_36}, torch_build={**CUDA_BUILD, "kind": "cpu"})
+    assert beside.status is Status.SKIP and beside.message.endswith("; triton 3.6.0 is installed on its own")
 
 
 def test_files_overwritten_by_another_triton():
