@@ -19,6 +19,12 @@ torchy = [r for r in data["results"] if r["area"] in ("torch", "smoke") or r["id
 assert torchy and all(r["status"] == "skip" for r in torchy), [(r["id"], r["status"]) for r in torchy]
 print(f"ok: {len(torchy)} torch-related checks skipped, e.g. {torchy[0]['id']}: {torchy[0]['message']}")
 PY
+echo "--- a plugin distribution installed into the venv: in list and in the report"
+"$work/venv/bin/pip" install -q "$root/examples/plugin"
+"$work/venv/bin/envdoctor" list | grep "^example.scratch_writable .*(envdoctor-example-plugin 0.1.0 \[example\])"
+"$work/venv/bin/envdoctor" check --no-color --select example | tee "$work/plugin.txt"
+grep -q "The scratch directory is writable: " "$work/plugin.txt"
+echo "ok: the plugin's checks are listed with their source and reported"
 echo "--- fresh venv with CPU torch 2.13.0: envdoctor check"
 "$work/venv/bin/pip" install -q torch==2.13.0
 "$work/venv/bin/envdoctor" check --no-color | tee "$work/torch.txt"
