@@ -19,9 +19,9 @@ import time
 import click
 
 from envdoctor import __version__
+from envdoctor.reporters import FORMATS  # light: the renderers themselves load on use
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-FORMATS = ("text", "json", "markdown", "junit")
 
 
 def _writable_target(path: str) -> str:
