@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from envdoctor import check, fact, fail, ok, skip, warn
-from envdoctor.api import Status
+from envdoctor.core.api import Status
 from envdoctor_checks.triton import DirProbe, judge_cache_dir, probe_dir, torch_triton_requirement
 
 # torch release -> first Python its Dynamo refuses (catalog C5); used only when torch's own

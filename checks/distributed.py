@@ -1,7 +1,7 @@
 """Multi-rank checks under an existing launcher (torchrun, Slurm srun, a Kubernetes indexed Job).
 
 Opt-in (tag ``distributed``): ``envdoctor check --distributed`` runs them on every rank next to
-the local checks and has rank 0 write one report for the job (see envdoctor/distributed.py and
+the local checks and has rank 0 write one report for the job (see envdoctor/modes/distributed.py and
 docs/fleet.md). They answer what a multi-node job hits first:
 
 * a rank that never comes up or dies: everyone else hangs in ``init_process_group`` until
@@ -16,8 +16,8 @@ from __future__ import annotations
 import statistics
 
 from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.api import Item, Result, Status
-from envdoctor.distributed import DEFAULT_RANK_TIMEOUT, LAUNCHER_NAMES, NOT_LAUNCHED, detect_launch
+from envdoctor.core.api import Item, Result, Status
+from envdoctor.modes.distributed import DEFAULT_RANK_TIMEOUT, LAUNCHER_NAMES, NOT_LAUNCHED, detect_launch
 
 TAGS = ("distributed",)
 # A link or rank this far below the median is a finding; collectives run at the slowest link.

@@ -5,7 +5,7 @@ shadows torch's bundled CUDA libraries, ``CUDA_VISIBLE_DEVICES=`` hiding every G
 ``TORCH_COMPILE_DISABLE=1``, ``PJRT_DEVICE`` unset on a TPU VM. The report records them so a
 maintainer (and ``envdoctor diff``) can see them. Only names on the allowlist below are kept;
 the rest of the environment (HOME, shell state, cloud credentials) never enters the report, and
-a value whose name looks secret is replaced here already (envdoctor.redact scrubs everything
+a value whose name looks secret is replaced here already (envdoctor.core.redact scrubs everything
 again before any output).
 
 Fact: ``env_vars`` -- {name: value} for the allowlisted variables that are set.
@@ -14,7 +14,7 @@ Fact: ``env_vars`` -- {name: value} for the allowlisted variables that are set.
 from __future__ import annotations
 
 from envdoctor import check, fact, ok
-from envdoctor.redact import REDACTED, is_secret_key
+from envdoctor.core.redact import REDACTED, is_secret_key
 
 # Prefixes of the families that configure CUDA, NVIDIA containers, torch, Triton, XLA/TPU,
 # NCCL, OpenMP and the math libraries.

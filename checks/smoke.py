@@ -19,8 +19,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from envdoctor import Item, ProbeRaised, Result, Skip, Status, check, fail, ok, skip, warn
-from envdoctor.api import worst
-from envdoctor.probe import explain_output
+from envdoctor.core.api import worst
+from envdoctor.core.probe import explain_output
 
 BODY = "envdoctor_checks.bodies.smoke"
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 
 from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.subproc import last_line, run
+from envdoctor.core.subproc import last_line, run
 from envdoctor_checks.triton import major_minor, parse_release
 
 

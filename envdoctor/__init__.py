@@ -3,7 +3,7 @@
 This module is the public API for check authors; everything else in the package is internal.
 """
 
-from envdoctor.api import (
+from envdoctor.core.api import (
     Item,
     Missing,
     ProbeError,

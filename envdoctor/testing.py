@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from envdoctor.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Missing, Unavailable
-from envdoctor.facts import FactStore
-from envdoctor.report import CheckOutcome
-from envdoctor.runner import evaluate
+from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Missing, Unavailable
+from envdoctor.core.facts import FactStore
+from envdoctor.core.report import CheckOutcome
+from envdoctor.core.runner import evaluate
 
 
 class _Injected(FactStore):
     def _compute(self, name: str):
-        from envdoctor.facts import FactOutcome
+        from envdoctor.core.facts import FactOutcome
 
         return FactOutcome(name, reason=f"fact {name!r} not given")
 

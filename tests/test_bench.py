@@ -9,7 +9,7 @@ import json
 import click
 import pytest
 
-from envdoctor.bench import Config, Row, parse_modes, plot, render_table, slower_than_eager, to_json
+from envdoctor.commands.bench import Config, Row, parse_modes, plot, render_table, slower_than_eager, to_json
 
 GPU = Config(device="cuda", batch=32, size=224, warmup=10, runs=5, steps=20)
 CPU = Config(device="cpu", batch=8, size=64, warmup=1, runs=3, steps=2)

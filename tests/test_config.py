@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from envdoctor import config
-from envdoctor.config import ConfigError
+from envdoctor.core import config
+from envdoctor.core.config import ConfigError
 
 GOOD = """\
 must_pass = ["system.python"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envdoctor.diff import compare, load_report, render
+from envdoctor.commands.diff import compare, load_report, render
 from tests.conftest import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reports"

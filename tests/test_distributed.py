@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from envdoctor import Unavailable
-from envdoctor.api import Status
-from envdoctor.distributed import detect_launch, first_slurm_host, merge_results
+from envdoctor.core.api import Status
+from envdoctor.modes.distributed import detect_launch, first_slurm_host, merge_results
 from envdoctor.testing import gather, run_check
 from envdoctor_checks.distributed import allreduce, bandwidth, dist_launch, launch, rendezvous
 from tests.conftest import run_cli

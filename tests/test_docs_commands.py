@@ -124,9 +124,9 @@ def accept(args: list[str]) -> None:
             raise click.UsageError(f"No such command '{name}'")
         ctx = cmd.make_context(name, list(rest), parent=group_ctx)
         if name == "check":
-            from envdoctor import config
-            from envdoctor.registry import discover
-            from envdoctor.select import split_patterns, unmatched
+            from envdoctor.core import config
+            from envdoctor.core.registry import discover
+            from envdoctor.core.selection import split_patterns, unmatched
 
             conf = config.Config(None, config.Expectations().merged(config.from_cli(ctx.params.get("expects") or ())))
             known = [*discover(tuple(ctx.params.get("checks_path") or ())).checks, *config.expectation_specs(conf, ctx.params["profile"])]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from envdoctor import Unavailable
-from envdoctor.api import Status
-from envdoctor.expect import ExpectationError, Expectations, judge_must_pass, parse, plan, split_cli, to_spec
-from envdoctor.facts import FactStore
-from envdoctor.report import CheckOutcome, Report
-from envdoctor.runner import evaluate
+from envdoctor.core.api import Status
+from envdoctor.core.expect import ExpectationError, Expectations, judge_must_pass, parse, plan, split_cli, to_spec
+from envdoctor.core.facts import FactStore
+from envdoctor.core.report import CheckOutcome, Report
+from envdoctor.core.runner import evaluate
 
 NO_DRIVER = Unavailable("no NVIDIA driver found (NVML: Driver Not Loaded; nvidia-smi: not found on PATH)")
 H200 = {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-1", "cc": "9.0", "memory_total": 150754820096}  # 140.4 GiB
@@ -191,7 +191,7 @@ def test_gpu_expectations_are_not_judged_in_docker_build():
 
 
 def _spec(id_: str, tags=("build",)):
-    from envdoctor.api import CheckSpec
+    from envdoctor.core.api import CheckSpec
 
     return CheckSpec(id_, lambda: None, id_, tuple(tags), ())
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from envdoctor.api import Status
 from envdoctor.cli import cli
-from envdoctor.fleet import extract_facts, summarize
-from envdoctor.report import CheckOutcome, Report
+from envdoctor.commands.fleet import extract_facts, summarize
+from envdoctor.core.api import Status
+from envdoctor.core.report import CheckOutcome, Report
 from envdoctor.reporters.json import to_dict
 
 

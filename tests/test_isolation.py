@@ -8,7 +8,7 @@ import sys
 
 SCRIPT = """
 import json, sys
-from envdoctor.session import RunOptions, execute
+from envdoctor.core.session import RunOptions, execute
 report = execute(RunOptions(select=sys.argv[1:], timeout=600))
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "triton", "torch_xla", "numpy"))
 print(json.dumps({"heavy": heavy, "ids": [r.id for r in report.results], "torch": report.facts.get("torch_runtime", {}).get("version")}))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from envdoctor.api import Item, Status
-from envdoctor.redact import Identity, redact_report
-from envdoctor.report import CheckOutcome, Report
+from envdoctor.core.api import Item, Status
+from envdoctor.core.redact import Identity, redact_report
+from envdoctor.core.report import CheckOutcome, Report
 from envdoctor.reporters.json import from_dict
 from envdoctor.reporters.markdown import GITHUB_LIMIT, render_markdown
 

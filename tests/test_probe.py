@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from envdoctor import ProbeError
-from envdoctor.probe import ProbeClient
+from envdoctor.core.probe import ProbeClient
 
 PLUGINS = str(Path(__file__).parent / "probe_plugins")
 

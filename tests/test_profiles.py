@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from envdoctor.api import CheckSpec
-from envdoctor.select import choose
+from envdoctor.core.api import CheckSpec
+from envdoctor.core.selection import choose
 from tests.conftest import run_cli
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from envdoctor.api import Item, Status
-from envdoctor.redact import REDACTED, Identity, Scrubber, is_secret_key, redact_report, scrub_report, secret_values
-from envdoctor.report import CheckOutcome, Report
+from envdoctor.core.api import Item, Status
+from envdoctor.core.redact import REDACTED, Identity, Scrubber, is_secret_key, redact_report, scrub_report, secret_values
+from envdoctor.core.report import CheckOutcome, Report
 from tests.conftest import run_cli
 
 HF = "hf_CanaryAbcdefghijklmnopqrstuvwxyz01"
@@ -29,7 +29,7 @@ LEAKY = textwrap.dedent(
     """
     import os
     from envdoctor import Item, check, fact, warn
-    from envdoctor.api import Status
+    from envdoctor.core.api import Status
 
     @fact("leaky")
     def leaky():

@@ -9,9 +9,9 @@ import sys
 import time
 
 from envdoctor import Item, Missing, Skip, Status, Unavailable, check, fact, fail, ok, warn, worst
-from envdoctor.api import CHECK_ATTR, FACT_ATTR
-from envdoctor.facts import FactStore
-from envdoctor.runner import evaluate, run_checks
+from envdoctor.core.api import CHECK_ATTR, FACT_ATTR
+from envdoctor.core.facts import FactStore
+from envdoctor.core.runner import evaluate, run_checks
 from envdoctor.testing import gather, run_check
 
 CALLS = {"n": 0}

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from envdoctor.report import SCHEMA_VERSION
+from envdoctor.core.report import SCHEMA_VERSION
 from envdoctor.reporters import render
 from envdoctor.reporters.json import from_dict, to_dict
 from tests.conftest import run_cli

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from envdoctor.report import Report
+from envdoctor.core.report import Report
 
 FORMATS = ("text", "json", "markdown", "junit")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envdoctor.api import Item, Status
-from envdoctor.report import CheckOutcome, Report
+from envdoctor.core.api import Item, Status
+from envdoctor.core.report import CheckOutcome, Report
 
 
 def result_to_dict(r: CheckOutcome) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from envdoctor.api import Status
-from envdoctor.report import Report
+from envdoctor.core.api import Status
+from envdoctor.core.report import Report
 
 
 def render_junit(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from envdoctor.api import Status
-from envdoctor.report import CheckOutcome, Report
+from envdoctor.core.api import Status
+from envdoctor.core.report import CheckOutcome, Report
 from envdoctor.reporters.text import summary_line, verdict
 
 ICON = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
@@ -67,7 +67,7 @@ def _problem(r: CheckOutcome) -> list[str]:
 
 def _stack(report: Report) -> list[str]:
     """The versions a maintainer asks for first, read from the facts the run gathered."""
-    from envdoctor.diff import ABSENT, UNKNOWN, VERSION_GETTERS
+    from envdoctor.core.stack import ABSENT, UNKNOWN, VERSION_GETTERS
 
     data = {"facts": dict(report.facts), "platform": dict(report.platform)}
     rows = []

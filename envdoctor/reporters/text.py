@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from envdoctor.api import Status
-from envdoctor.report import Report
+from envdoctor.core.api import Status
+from envdoctor.core.report import Report
 
 MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
 ASCII_MARKS = {Status.PASS: "ok", Status.WARN: "!!", Status.FAIL: "XX", Status.SKIP: "--", Status.ERROR: "EE"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from envdoctor.api import Status
-from envdoctor.redact import REDACTED
+from envdoctor.core.api import Status
+from envdoctor.core.redact import REDACTED
 from envdoctor.testing import gather, run_check
 from envdoctor_checks.environment import env_vars, environment
 

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from envdoctor import Status
-from envdoctor.probe import ProbeClient
-from envdoctor.registry import discover
-from envdoctor.select import choose
+from envdoctor.core.probe import ProbeClient
+from envdoctor.core.registry import discover
+from envdoctor.core.selection import choose
 from envdoctor.testing import Unavailable, gather, run_check
 from envdoctor_checks import perf
 from envdoctor_checks._perf_table import lookup

@@ -8,7 +8,7 @@ import importlib.util
 import pytest
 
 from envdoctor import Missing, ProbeError, ProbeRaised, Status
-from envdoctor.probe import ProbeClient
+from envdoctor.core.probe import ProbeClient
 from envdoctor.testing import run_check
 from envdoctor_checks import smoke
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from envdoctor import Status, Unavailable
-from envdoctor.probe import ProbeClient
+from envdoctor.core.probe import ProbeClient
 from envdoctor.testing import gather, run_check
 from envdoctor_checks import _cuda_compat as compat
 from envdoctor_checks import torch as t

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 
-from envdoctor.api import CheckSpec
+from envdoctor.core.api import CheckSpec
 
 # Profiles. A profile is the tags it leaves out (unless selected explicitly) and, for
 # ``build``, the tags one of which a check must carry to run at all.

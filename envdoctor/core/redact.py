@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from envdoctor.api import Item
-from envdoctor.report import CheckOutcome, Report
+from envdoctor.core.api import Item
+from envdoctor.core.report import CheckOutcome, Report
 
 REDACTED = "<redacted>"
 

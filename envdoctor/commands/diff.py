@@ -13,147 +13,15 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from envdoctor.report import SCHEMA_VERSION
+import click
+
+from envdoctor.commands.output import writable_target, write
+from envdoctor.core.exitcode import ExitCode
+from envdoctor.core.report import SCHEMA_VERSION, ReportError, load_report  # noqa: F401 - commands import them from here
+from envdoctor.core.stack import ABSENT, UNKNOWN, VERSION_GETTERS, _fact, _major
 
 DIFF_SCHEMA_VERSION = "1.0"
 SEVERITY = {"pass": 0, "skip": 0, "warn": 1, "fail": 2, "error": 3}
-UNKNOWN = None  # the report did not gather it: not compared
-ABSENT = "(none)"  # the report says it is not there (package not installed, no driver)
-
-
-class ReportError(Exception):
-    """A file that cannot be used as a report; ``str()`` is one line for the user
-    ("FILE: why"), ``reason`` the part after the file name."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-
-def load_report(path: str) -> dict[str, Any]:
-    name = os.path.basename(path) or path
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise ReportError(path, "no such file") from None
-    except IsADirectoryError:
-        raise ReportError(path, "is a directory, not a report") from None
-    except UnicodeDecodeError:
-        raise ReportError(path, "is not an envdoctor JSON report (binary data)") from None
-    except OSError as e:
-        raise ReportError(path, f"cannot read it ({e.strerror or e})") from None
-    if not text.strip():
-        raise ReportError(path, "is empty, not an envdoctor JSON report")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        hint = " (the file looks truncated)" if text.lstrip().startswith(("{", "[")) and e.pos >= len(text.rstrip()) - 1 else ""
-        raise ReportError(path, f"is not valid JSON{hint}: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    problem = _not_a_report(data)
-    if problem:
-        raise ReportError(name, f"is not an envdoctor report ({problem}); make one with `envdoctor check --format json -o FILE`")
-    return data
-
-
-def _not_a_report(d: Any) -> str:
-    if not isinstance(d, dict):
-        return f"the JSON is {type(d).__name__}, not an object"
-    missing = [k for k in ("schema_version", "results") if k not in d]
-    if missing:
-        return "no " + " or ".join(repr(k) for k in missing)
-    if not isinstance(d["results"], list) or not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in d["results"]):
-        return "'results' is not a list of check results"
-    if not isinstance(d.get("facts", {}), dict):
-        return "'facts' is not an object"
-    return ""
-
-
-def _major(version: Any) -> int | None:
-    try:
-        return int(str(version).split(".")[0])
-    except ValueError:
-        return None
-
-
-# ------------------------------------------------------------------ versions
-
-
-def _fact(d: Mapping[str, Any], name: str) -> Any:
-    """A fact's value, ABSENT if the report says it is unavailable, UNKNOWN if not gathered."""
-    facts = d.get("facts") or {}
-    if name not in facts:
-        return UNKNOWN
-    v = facts[name]
-    if isinstance(v, dict) and set(v) <= {"unavailable", "error"} and v:
-        return ABSENT
-    return v
-
-
-def _field(d: Mapping[str, Any], fact: str, key: str) -> Any:
-    v = _fact(d, fact)
-    if v is UNKNOWN or v == ABSENT:
-        return v
-    if isinstance(v, dict):
-        x = v.get(key)
-        return ABSENT if x in (None, "") else str(x)
-    return UNKNOWN
-
-
-def _dist(d: Mapping[str, Any], *names: str) -> Any:
-    dists = _fact(d, "dists")
-    if not isinstance(dists, dict):
-        return dists if dists == ABSENT else UNKNOWN
-    for n in names:
-        if isinstance(dists.get(n), dict) and dists[n].get("version"):
-            return str(dists[n]["version"])
-    return ABSENT
-
-
-def _first(*vals: Any) -> Any:
-    known = [v for v in vals if v is not UNKNOWN]
-    return next((v for v in known if v != ABSENT), known[0] if known else UNKNOWN)
-
-
-def _cudnn(d: Mapping[str, Any]) -> Any:
-    """torch.backends.cudnn.version() is an int: 91300 is 9.13.0, 8907 is 8.9.7."""
-    v = _field(d, "torch_runtime", "cudnn")
-    if isinstance(v, str) and v.isdigit():
-        n = int(v)
-        return f"{n // 10000}.{n % 10000 // 100}.{n % 100}" if n >= 10000 else f"{n // 1000}.{n % 1000 // 100}.{n % 100}"
-    return v
-
-
-def _python(d: Mapping[str, Any]) -> Any:
-    return _first(_field(d, "python_info", "version"), (d.get("platform") or {}).get("python") or UNKNOWN)
-
-
-def _os(d: Mapping[str, Any]) -> Any:
-    return _field(d, "os_release", "name")
-
-
-def _kernel(d: Mapping[str, Any]) -> Any:
-    return _first(_field(d, "os_release", "kernel"), (d.get("platform") or {}).get("release") or UNKNOWN)
-
-
-# (label, getter): the stack from the bottom up, as a migration note would list it.
-VERSION_GETTERS = (
-    ("OS", _os),
-    ("kernel", _kernel),
-    ("NVIDIA driver", lambda d: _field(d, "driver", "version")),
-    ("driver CUDA (max supported)", lambda d: _field(d, "driver", "cuda_version")),
-    ("Python", _python),
-    ("torch", lambda d: _first(_dist(d, "torch"), _field(d, "torch_build", "version"), _field(d, "torch_runtime", "version"))),
-    ("torch CUDA", lambda d: _first(_field(d, "torch_build", "cuda"), _field(d, "torch_runtime", "cuda"))),
-    ("cuDNN (torch)", _cudnn),
-    ("NCCL (torch)", lambda d: _field(d, "torch_runtime", "nccl")),
-    ("triton", lambda d: _dist(d, "triton")),
-    ("pytorch-triton", lambda d: _dist(d, "pytorch-triton")),
-    ("torch_xla", lambda d: _dist(d, "torch-xla")),
-    ("libtpu", lambda d: _dist(d, "libtpu")),
-    ("numpy", lambda d: _dist(d, "numpy")),
-)
 
 
 # ------------------------------------------------------------------ the diff
@@ -508,3 +376,32 @@ def render_json(diff: Diff) -> str:
 
 def render(diff: Diff, fmt: str) -> str:
     return {"text": render_text, "json": render_json, "markdown": render_markdown}[fmt](diff)
+
+
+@click.command("diff")
+@click.argument("before", metavar="A.json")
+@click.argument("after", metavar="B.json")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the comparison to FILE instead of stdout.")
+@click.option("--redact", is_flag=True, help="Hide host names, user names, home paths, IP addresses and GPU UUIDs/serials.")
+def diff_cmd(before, after, fmt, output, redact) -> None:
+    """What changed from report A to report B (versions, GPUs, check verdicts); exit 1 on a regression."""
+    from envdoctor.core.redact import redact_data, scrub_data
+
+    if output:
+        writable_target(output)
+    try:
+        a, b = load_report(before), load_report(after)
+    except ReportError as e:
+        click.echo(f"envdoctor diff: {e}", err=True)
+        raise SystemExit(ExitCode.USAGE) from None
+    a, b = scrub_data(a), scrub_data(b)  # files from elsewhere (or older envdoctors) may hold secrets
+    if redact:
+        a, b = redact_data([a, b])
+    d = compare(a, b, os.path.basename(before), os.path.basename(after))
+    text = render(d, fmt)
+    if output:
+        write(output, text)
+    else:
+        click.echo(text, nl=False)
+    raise SystemExit(ExitCode.FAILED if d.regressed else ExitCode.OK)

@@ -31,9 +31,9 @@ from typing import Any
 
 import click
 
-from envdoctor.api import CheckSpec
-from envdoctor.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, plan, split_cli, to_spec
-from envdoctor.select import choose, unmatched
+from envdoctor.core.api import CheckSpec
+from envdoctor.core.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, plan, split_cli, to_spec
+from envdoctor.core.selection import choose, unmatched
 
 if sys.version_info >= (3, 11):
     import tomllib

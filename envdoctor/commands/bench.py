@@ -21,12 +21,13 @@ from typing import Any
 
 import click
 
-from envdoctor.api import ProbeError, ProbeRaised
+from envdoctor.commands.output import writable_target
+from envdoctor.core.api import ProbeError, ProbeRaised
+from envdoctor.core.exitcode import ExitCode
 
 BODY = "envdoctor_checks.bodies.bench"
 MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DEFAULT_MODES = ("eager", "default", "reduce-overhead")
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 @dataclass(frozen=True)
@@ -238,13 +239,12 @@ def _say(text: str) -> None:
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, timeout, plot_file, fmt) -> None:
     """Time a training step of a small reference model: eager vs torch.compile modes."""
-    from envdoctor.cli import _writable_target
-    from envdoctor.probe import ProbeClient
+    from envdoctor.core.probe import ProbeClient
 
     mode_list = parse_modes(modes, max_autotune)
     if plot_file:
         _need_matplotlib()
-        _writable_target(plot_file)
+        writable_target(plot_file)
     probe = ProbeClient()
     try:
         try:
@@ -252,10 +252,10 @@ def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, tim
         except ProbeRaised as e:
             _say(f"envdoctor bench: torch cannot be imported in {sys.executable}: {e.exc_type}: {e.message}")
             _say("  hint: run `envdoctor check` to see why, or install torch: https://pytorch.org/get-started/locally/")
-            raise SystemExit(EXIT_FAILED) from None
+            raise SystemExit(ExitCode.FAILED) from None
         except ProbeError as e:
             _say(f"envdoctor bench: {e.diagnosis}")
-            raise SystemExit(EXIT_FAILED) from None
+            raise SystemExit(ExitCode.FAILED) from None
         finally:
             probe.close()
         use = device
@@ -267,7 +267,7 @@ def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, tim
             )
             _say(f"envdoctor bench: refusing --device cuda: no CUDA GPU is usable ({why})")
             _say("  hint: run `envdoctor check` for the cause, or leave out --device to run the small CPU variant")
-            raise SystemExit(EXIT_FAILED)
+            raise SystemExit(ExitCode.FAILED)
         base = GPU_DEFAULTS if use == "cuda" else CPU_DEFAULTS
         given = {"batch": batch, "size": size, "warmup": warmup, "runs": runs, "steps": steps}
         cfg = Config(device=use, **{k: (v if v is not None else base[k]) for k, v in given.items()})
@@ -298,12 +298,12 @@ def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, tim
     if plot_file:
         plot(rows, cfg, device_name, plot_file)
         _say(f"envdoctor bench: plot written to {plot_file}")
-    raise SystemExit(EXIT_FAILED if any(r.error for r in rows) else EXIT_OK)
+    raise SystemExit(ExitCode.FAILED if any(r.error for r in rows) else ExitCode.OK)
 
 
 def probe_fresh(kwargs: dict, timeout: float) -> dict:
     """One mode in a child of its own: a cold compiler cache, and a crash stays contained."""
-    from envdoctor.probe import ProbeClient
+    from envdoctor.core.probe import ProbeClient
 
     client = ProbeClient()
     try:

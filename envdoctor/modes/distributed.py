@@ -29,11 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from envdoctor.api import CheckSpec, Item, Status
-from envdoctor.registry import Registry
-from envdoctor.report import CheckOutcome, Report
-from envdoctor.runner import Progress
-from envdoctor.session import RunOptions, execute
+from envdoctor.core.api import CheckSpec, Item, Status
+from envdoctor.core.registry import Registry
+from envdoctor.core.report import CheckOutcome, Report
+from envdoctor.core.runner import Progress
+from envdoctor.core.session import RunOptions, execute
 
 TAG = "distributed"
 FACT_LAUNCH = "dist_launch"
@@ -178,7 +178,7 @@ def detect_launch(env: Mapping[str, str]) -> Launch | None:
 def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
     """The compact form of one rank's local report that travels to rank 0: every verdict, and the
     facts a fleet must agree on (not the whole fact dump, which would be N copies of a big dict)."""
-    from envdoctor.fleet import extract_facts
+    from envdoctor.core.stack import extract_facts
     from envdoctor.reporters.json import to_dict
 
     full = to_dict(report)
@@ -417,7 +417,7 @@ def execute_distributed(
 
 
 def _deselected(spec: CheckSpec, patterns: Sequence[str]) -> bool:
-    from envdoctor.select import matches
+    from envdoctor.core.selection import matches
 
     return any(matches(spec, p) for p in patterns)
 
@@ -447,7 +447,7 @@ def launch_for_cli(env: Mapping[str, str], paths: Sequence[str | None]) -> tuple
 
 
 class DistributedRun:
-    """A drop-in for :func:`envdoctor.session.execute` that runs this rank's part of the job."""
+    """A drop-in for :func:`envdoctor.core.session.execute` that runs this rank's part of the job."""
 
     def __init__(self, launch: Launch, rank_timeout: float) -> None:
         self.launch = launch

@@ -27,9 +27,9 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.api import CheckSpec, Item, Param, Result, Status, fail, ok, skip, worst
-from envdoctor.report import CheckOutcome, Report
-from envdoctor.select import matches
+from envdoctor.core.api import CheckSpec, Item, Param, Result, Status, fail, ok, skip, worst
+from envdoctor.core.report import CheckOutcome, Report
+from envdoctor.core.selection import matches
 
 # key -> (the distribution it names, or None) for version expectations
 VERSION_KEYS: dict[str, str] = {

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 
-from envdoctor.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
-from envdoctor.report import CheckOutcome
+from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
+from envdoctor.core.report import CheckOutcome
 
 GROUP = "envdoctor.checks"
 SELF = "envdoctor"

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envdoctor.api import CheckSpec, ProbeError, ProbeRaised, Result, Skip, Status
-from envdoctor.facts import FactStore
-from envdoctor.report import CheckOutcome
+from envdoctor.core.api import CheckSpec, ProbeError, ProbeRaised, Result, Skip, Status
+from envdoctor.core.facts import FactStore
+from envdoctor.core.report import CheckOutcome
 
 
 def _row(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from envdoctor.api import FactSpec, Missing, ProbeError, ProbeRaised, Unavailable
+from envdoctor.core.api import FactSpec, Missing, ProbeError, ProbeRaised, Unavailable
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envdoctor import __version__
-from envdoctor.api import CheckSpec
-from envdoctor.facts import FactStore
-from envdoctor.probe import ProbeClient
-from envdoctor.redact import scrub_report
-from envdoctor.registry import Registry, discover
-from envdoctor.report import Report
-from envdoctor.runner import Progress, run_checks
-from envdoctor.select import choose
+from envdoctor.core.api import CheckSpec
+from envdoctor.core.facts import FactStore
+from envdoctor.core.probe import ProbeClient
+from envdoctor.core.redact import scrub_report
+from envdoctor.core.registry import Registry, discover
+from envdoctor.core.report import Report
+from envdoctor.core.runner import Progress, run_checks
+from envdoctor.core.selection import choose
 
 # Facts the engine supplies itself. They are inputs, not findings, and are never reported
 # (``env`` holds the whole environment, secrets included).

@@ -20,64 +20,12 @@ from typing import Any
 
 import click
 
-from envdoctor.diff import ReportError, load_report
-from envdoctor.redact import scrub_data
+from envdoctor.core.redact import scrub_data
+from envdoctor.core.report import ReportError, load_report
+from envdoctor.core.stack import FLEET_FACTS, extract_facts
 
-# The facts a fleet should agree on, in report order.
-FLEET_FACTS = ("torch", "torch_cuda", "triton", "driver", "cudnn", "nccl", "gpu_model", "gpu_count", "python")
 BAD = ("fail", "error")
 SHOWN = ("fail", "error", "warn")
-
-
-def _available(value: Any) -> bool:
-    return not (isinstance(value, dict) and ("unavailable" in value or "error" in value) and len(value) == 1)
-
-
-def extract_facts(facts: Mapping[str, Any]) -> dict[str, str]:
-    """The comparable facts of one report, as strings. A fact the run did not gather is left out
-    (unknown, not a deviation); one the node does not have (no driver) becomes ``"none"``."""
-    out: dict[str, str] = {}
-
-    def put(key: str, value: Any) -> None:
-        if key not in out and value is not None and value != "":
-            out[key] = str(value)
-
-    dists = facts.get("dists")
-    build = facts.get("torch_build")
-    runtime = facts.get("torch_runtime")
-    if isinstance(dists, dict) and _available(dists):
-        torch = dists.get("torch")
-        put("torch", torch.get("version") if isinstance(torch, dict) else "not installed")
-        triton = dists.get("triton") or dists.get("pytorch-triton")
-        put("triton", triton.get("version") if isinstance(triton, dict) else "not installed")
-    if isinstance(build, dict):
-        if _available(build):
-            put("torch", build.get("version"))
-            put("torch_cuda", build.get("cuda") or "none (CPU build)" if build.get("kind") != "rocm" else f"rocm {build.get('hip')}")
-        else:
-            put("torch", "not installed")
-    if isinstance(runtime, dict) and _available(runtime):
-        put("torch", runtime.get("version"))
-        if "cuda" in runtime:
-            put("torch_cuda", runtime.get("cuda") or "none (CPU build)")
-        if runtime.get("cuda"):
-            put("cudnn", runtime.get("cudnn"))
-            put("nccl", runtime.get("nccl"))
-    driver = facts.get("driver")
-    if isinstance(driver, dict):
-        put("driver", driver.get("version") if _available(driver) else "none")
-    gpus = facts.get("visible_gpus", facts.get("gpus"))
-    if isinstance(gpus, list):
-        names = sorted({str(g.get("name", "?")) for g in gpus if isinstance(g, dict)})
-        put("gpu_model", ", ".join(names) or "none")
-        put("gpu_count", len(gpus))
-    elif isinstance(gpus, dict) and not _available(gpus):
-        put("gpu_model", "none")
-        put("gpu_count", 0)
-    py = facts.get("python_info")
-    if isinstance(py, dict) and _available(py):
-        put("python", py.get("version"))
-    return {k: out[k] for k in FLEET_FACTS if k in out}
 
 
 @dataclass

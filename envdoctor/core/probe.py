@@ -25,10 +25,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from envdoctor.api import ProbeError, ProbeRaised
-from envdoctor.subproc import describe_signal, kill_group
+from envdoctor.core.api import ProbeError, ProbeRaised
+from envdoctor.core.subproc import describe_signal, kill_group
 
-_BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor._probe_child import main; main()"
+_BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor.core._probe_child import main; main()"
 OUTPUT_TAIL = 16 * 1024
 
 # Phrases in a dead probe's output that name the cause better than the signal does.

@@ -1,0 +1,1 @@
+"""Run modes: other executors that return the same report type (the distributed mode)."""
