@@ -5,11 +5,14 @@
 #   healthy                   all smokes pass (xla skips: not installed); exit 0
 #   no C compiler on PATH     smoke.triton / smoke.compile / cudagraphs / amp fail "no C compiler found"
 #   Python.h moved away       the same smokes fail "Python.h is missing (install python3-dev)"
-#   unwritable TMPDIR         compile smokes fail naming the read-only temporary directory
+#   unwritable TMPDIR         every smoke passes: tempfile and gcc fall back to /tmp (seen on
+#                             the H200, 2026-11-29; the first guess was that compile smokes fail)
 #   CUDA_VISIBLE_DEVICES=     smoke.matmul fails "CUDA_VISIBLE_DEVICES='' hides all 1 GPU(s)";
 #                             GPU smokes skip with that reason; smoke.compile runs on CPU
 # Each envdoctor run takes roughly one first torch.compile (10-30 s); ~3 minutes in all.
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $1: ${*:2} ==="; }
 OUT=$(mktemp -d)
 rows() {  # id, status, duration, message and items of each smoke in a JSON report
@@ -56,6 +59,7 @@ RO=$(fault_ro_dir)
 h "fault: unwritable temporary directory" TMPDIR=$RO envdoctor check --select smoke --json $OUT/ro.json
 TMPDIR=$RO timeout 300 envdoctor check --select smoke --json $OUT/ro.json > /dev/null; echo "exit=$?"
 rows $OUT/ro.json
+fault_ro_dir off
 
 h "fault: CUDA_VISIBLE_DEVICES=" CUDA_VISIBLE_DEVICES= envdoctor check --select smoke --json $OUT/cvd.json
 CUDA_VISIBLE_DEVICES= timeout 300 envdoctor check --select smoke --json $OUT/cvd.json > /dev/null; echo "exit=$?"

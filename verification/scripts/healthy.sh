@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The full default run on the GPU machine, as a user runs it: text (for the README) and JSON.
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 echo "=== envdoctor check (default profile, every default check and smoke) ==="
 envdoctor check --no-color --json /tmp/healthy.json; echo "exit $?"
 python3 - <<'PY'

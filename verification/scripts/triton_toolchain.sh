@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # GPU-machine verification for the triton, toolchain, compile and xla areas (helper B).
-# Run from the repository root after the device-prep prefix has installed envdoctor and sourced
-# .gpu/gpu-faults.sh (fault_* functions). Every fault is undone before the next one; the whole
-# script takes well under a minute (none of these checks imports torch).
+# Run as root with envdoctor installed: bash verification/scripts/triton_toolchain.sh. It sources
+# the fault kit verification/faults.sh (fault_* functions). Every fault is undone before the next
+# one; the whole script takes well under a minute (none of these checks imports torch).
 set -u
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 AREAS=(--select triton --select toolchain --select compile --select xla)
 
 show() {  # show LABEL COMMAND...: print a header, run the command, print its exit code
@@ -39,7 +41,7 @@ rm -rf "$nocc"
 ro=$(fault_ro_dir)
 show "read-only Triton cache" env TRITON_CACHE_DIR="$ro" envdoctor check --select triton.cache_dir
 show "read-only Inductor cache" env TORCHINDUCTOR_CACHE_DIR="$ro" envdoctor check --select compile.inductor_cache
-umount /tmp/ro && rmdir /tmp/ro && echo "unmounted /tmp/ro"
+fault_ro_dir off
 
 # A1: TRITON_LIBCUDA_PATH pointing at a directory without libcuda.so.1.
 show "TRITON_LIBCUDA_PATH wrong" env TRITON_LIBCUDA_PATH=/nonexistent envdoctor check --select triton.libcuda

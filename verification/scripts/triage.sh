@@ -11,6 +11,8 @@
 # Smoke tests are deselected in the before/after runs to keep this ~1 minute (they are not
 # what a version diff is about). Every fault is undone at the end, even on error.
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $1: ${*:2} ==="; }
 rc() { echo "(exit $?)"; }
 T="$(command -v timeout) 240"

@@ -4,6 +4,8 @@
 # with backend nccl on cuda:0; distributed.bandwidth skips (needs 2 ranks); exit 0.
 # A second run hides the GPU (CUDA_VISIBLE_DEVICES="") to show the gloo fallback. ~1-2 minutes.
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $1: ${*:2} ==="; }
 OUT=$(mktemp -d)
 port() { python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"; }

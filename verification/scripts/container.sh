@@ -9,6 +9,8 @@
 #   config file found upwards, and a config mistake: exit 2 naming the file and the key
 # About 2-3 minutes (the full build and runtime profiles run the smoke tests once each).
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $1: ${*:2} ==="; }
 rc() { echo "(exit $?)"; }
 T="$(command -v timeout) 300"

@@ -3,6 +3,8 @@
 # one worker), faults not covered before (64 MiB /dev/shm, a torchvision built for another torch),
 # the system cuDNN on LD_LIBRARY_PATH (now a failure), and the speed bar (median of 3).
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $* ==="; }
 h "envdoctor check (default profile: every default check and smoke)"
 envdoctor check --no-color; echo "exit $?"
@@ -23,4 +25,4 @@ h "LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:\$LD_LIBRARY_PATH envdoctor check --sel
 LD_LIBRARY_PATH="/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH" envdoctor check --select torch.loaded_libraries --no-color; echo "exit $?"
 
 h "python3 benchmarks/bench_check.py -n 3 --warmup 1"
-python3 benchmarks/bench_check.py -n 3 --warmup 1; echo "exit $?"
+python3 "$HERE/../../benchmarks/bench_check.py" -n 3 --warmup 1; echo "exit $?"

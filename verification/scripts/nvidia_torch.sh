@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # nvidia.* and torch.* on the GPU machine: the healthy report, then one injected fault at a time.
-# Expects the fault kit (shared/tools/gpu-faults.sh) to be sourced. Every fault is undone.
+# Sources the fault kit verification/faults.sh. Every fault is undone. The torchvision fault runs
+# only where torchvision is not installed (final.sh has one for an installed torchvision).
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $1: ${*:2} ==="; }
 SEL="--select nvidia --select torch"
 PURELIB="$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")"

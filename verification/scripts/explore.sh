@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Raw facts of the GPU machine, gathered once so checks are designed against reality.
 set +e
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $* ==="; }
 h uname; uname -a
 h nvidia-smi; timeout 20 nvidia-smi
