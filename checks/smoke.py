@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from envdoctor import Item, ProbeRaised, Result, Skip, Status, check, fail, ok, skip, warn
 from envdoctor.core.api import worst
-from envdoctor.core.probe import explain_output
+from envdoctor.core.signatures import best
+from envdoctor_checks.signatures import SIGNATURES
 
 BODY = "envdoctor_checks.bodies.smoke"
 
@@ -28,21 +29,6 @@ BODY = "envdoctor_checks.bodies.smoke"
 # cut off and diagnosed from the last stage the body announced.
 TIMEOUT = {"matmul": 120.0, "triton": 180.0, "compile": 300.0, "cudagraphs": 240.0, "amp": 240.0, "xla": 180.0}
 
-# The cause explain_output() names -> what the user does about it.
-_HINTS = (
-    (
-        "Python.h",
-        "Install the headers of this Python: apt-get install python3-dev (python3.X-dev matching it), or dnf install python3-devel",
-    ),
-    ("no C compiler", "Install a C compiler (apt-get install gcc) or point CC at one: export CC=/usr/bin/gcc"),
-    ("C++ compiler", "Install a C++ compiler (apt-get install g++) or point CXX at one: export CXX=/usr/bin/g++"),
-    ("temporary file", "Point TMPDIR at a writable directory: export TMPDIR=/writable/tmp"),
-    ("Read-only file system", "Point TMPDIR (and the cache directories) at a writable file system: export TMPDIR=/writable/tmp"),
-    ("Permission denied", "Make the temporary and cache directories writable, e.g. export TMPDIR=/writable/tmp"),
-    ("No space left", "Free space in the temporary directory or point TMPDIR at a larger disk"),
-    ("shared memory", "Give the container more /dev/shm: docker run --shm-size=8g ..."),
-    ("CUDA", "Check the GPU and driver: nvidia-smi; look for Xid errors in dmesg; see the nvidia.* and torch.* checks above"),
-)
 DEFAULT_HINT = "Rerun this smoke alone to see its full output: envdoctor check --select {id} -v"
 
 
@@ -52,13 +38,13 @@ def parallel_lanes(env) -> bool:
 
 
 def diagnose(e: ProbeRaised, check_id: str) -> tuple[str, str]:
-    """(cause, hint) for a smoke whose body raised: the compiler error Triton or Inductor
-    printed, a missing Python.h or compiler, a CUDA error; else the exception itself."""
+    """(cause, hint) for a smoke whose body raised: the first known error signature in what it
+    printed (the compiler error Triton or Inductor printed, a missing Python.h or compiler, a
+    CUDA error), from the same catalog ``envdoctor triage`` reads pastes with; else the exception."""
     text = "\n".join((e.output or "", e.traceback or "", f"{e.exc_type}: {e.message}"))
-    cause = explain_output(text)
-    if cause:
-        hint = next((h for key, h in _HINTS if key in cause), DEFAULT_HINT.format(id=check_id))
-        return cause, hint
+    found = best(text, SIGNATURES)
+    if found is not None:
+        return found.cause, found.fix
     first = (e.message or "").strip().splitlines()
     return f"{e.exc_type}: {first[0][:300] if first else ''}", DEFAULT_HINT.format(id=check_id)
 
