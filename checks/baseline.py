@@ -1,0 +1,324 @@
+"""Conformance to what the image was built with: a baseline file, or a pinned lock file.
+
+A later ``pip install`` in an image silently swaps the CUDA torch for a CPU one (``+cu130`` →
+``+cpu``), replaces the Triton torch pinned, or overwrites a library file. ``envdoctor baseline
+FILE`` records, at build time, every fact the checks below take (besides ``baseline``
+itself); ``envdoctor check --baseline FILE`` compares this environment with it, and ``--lock
+FILE`` compares it with the ``==`` pins of a requirements file or a ``pylock.toml``.
+
+Files are judged against their wheel's ``RECORD`` (size and sha256 of every file, written by the
+installer) and the baseline's per-distribution stat digest: a stat that moved is hashed, and a
+file whose content differs from RECORD is named.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata as md
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+from packaging.markers import InvalidMarker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip, worst
+
+# The distributions whose files are digested: the ones a stray install breaks silently.
+_GUARDED = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|nvidia-[\w-]+)$")
+BASELINE_SCHEMA = "envdoctor-baseline/1"
+MAX_NAMED = 5
+
+
+def guarded(name: str) -> bool:
+    return bool(_GUARDED.match(canonicalize_name(name)))
+
+
+# ---- facts ---------------------------------------------------------------------------------
+
+
+def _record_rows(dist: md.Distribution) -> list[tuple[str, str, int]]:
+    """(path relative to site-packages, sha256 as RECORD writes it, size) of hashed files."""
+    text = dist.read_text("RECORD") or ""
+    rows = []
+    for line in text.splitlines():
+        parts = line.rsplit(",", 2)
+        if len(parts) == 3 and parts[1].startswith("sha256=") and parts[2].isdigit():
+            rows.append((parts[0], parts[1][7:], int(parts[2])))
+    return rows
+
+
+def _stat_digest(base: str, rows: Iterable[tuple[str, str, int]]) -> tuple[str, int, int]:
+    """(digest of every file's path, size and mtime; newest mtime; files missing)."""
+    h, newest, missing = hashlib.sha256(), 0, 0
+    for path, _, _ in rows:
+        try:
+            st = os.stat(os.path.join(base, path))
+        except OSError:
+            missing += 1
+            h.update(f"{path}\0-\n".encode())
+            continue
+        newest = max(newest, st.st_mtime_ns)
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest(), newest, missing
+
+
+@fact("dist_files")
+def dist_files() -> dict:
+    """{canonical name: {version, base, record, files, stat_digest, newest_mtime}} for torch,
+    Triton and the nvidia-* distributions (the first copy on sys.path)."""
+    out: dict[str, dict] = {}
+    for d in md.distributions():
+        name = (d.metadata["Name"] or "") if d.metadata else ""
+        key = canonicalize_name(name) if name else ""
+        if not key or not guarded(key) or key in out:
+            continue
+        base = str(d.locate_file(""))
+        rows = _record_rows(d)
+        digest, newest, missing = _stat_digest(base, rows)
+        out[key] = {
+            "version": d.version,
+            "base": base,
+            "record": hashlib.sha256((d.read_text("RECORD") or "").encode()).hexdigest(),
+            "files": len(rows),
+            "stat_digest": digest,
+            "newest_mtime": newest,
+            "missing": missing,
+        }
+    return out
+
+
+@fact("baseline")
+def baseline(options) -> dict:
+    """The baseline file named by ``--baseline`` (facts recorded at image build)."""
+    path = (options or {}).get("baseline")
+    if not path:
+        raise Unavailable("no baseline given (envdoctor check --baseline FILE)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Unavailable(f"cannot read the baseline {path}: {getattr(e, 'strerror', None) or e}") from e
+    if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA or not isinstance(data.get("facts"), dict):
+        raise Unavailable(f"{path} is not an envdoctor baseline (make one with `envdoctor baseline FILE`)")
+    return data
+
+
+def parse_requirements(text: str, origin: str) -> dict[str, str]:
+    """{canonical name: exact version} from ``name==version`` lines; options, URLs and
+    editable lines are skipped; markers that do not apply here drop the line."""
+    pins: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith(("#", "-", "git+", "http:", "https:", "file:")):
+            continue
+        line = line.rstrip("\\").strip()
+        try:
+            req = Requirement(line)
+        except (InvalidRequirement, InvalidMarker):
+            continue
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+        if exact:
+            pins[canonicalize_name(req.name)] = exact[0]
+    return pins
+
+
+def parse_pylock(text: str) -> dict[str, str]:
+    """{canonical name: version} from a pylock.toml (PEP 751) ``[[packages]]`` table."""
+    import tomllib  # Python >= 3.11; on 3.10 the tomli fallback
+
+    data = tomllib.loads(text)
+    return {canonicalize_name(p["name"]): str(p["version"]) for p in data.get("packages", []) if p.get("name") and p.get("version")}
+
+
+@fact("lock")
+def lock(options) -> dict:
+    """The exact pins of the file named by ``--lock`` (requirements.txt with ``==`` or pylock.toml)."""
+    path = (options or {}).get("lock")
+    if not path:
+        raise Unavailable("no lock file given (envdoctor check --lock FILE)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise Unavailable(f"cannot read the lock file {path}: {getattr(e, 'strerror', None) or e}") from e
+    try:
+        pins = parse_pylock(text) if path.endswith(".toml") else parse_requirements(text, path)
+    except (ValueError, KeyError, TypeError) as e:
+        raise Unavailable(f"{path} is not a pylock.toml: {e}") from e
+    if not pins:
+        raise Unavailable(f"{path} pins nothing with == (a lock file lists name==version lines)")
+    return {"path": path, "pins": pins}
+
+
+# ---- judging -------------------------------------------------------------------------------
+
+
+def restore_command(name: str, version: str) -> str:
+    """The pip command that puts ``name`` back at ``version`` (a CUDA/ROCm/CPU local tag of torch
+    comes from PyTorch's own index)."""
+    local = version.partition("+")[2]
+    index = ""
+    if local and re.fullmatch(r"cu\d+|rocm[\d.]+|cpu|xpu", local):
+        index = f" --index-url https://download.pytorch.org/whl/{local}"
+    return f"pip install --no-deps '{name}=={version}'{index}"
+
+
+def compare_versions(expected: Mapping[str, str], have: Mapping[str, Mapping], *, guarded_only_extra: bool) -> list[Item]:
+    """One item per distribution that moved: changed, removed, or (in the guarded set) added."""
+    items = []
+    for key, version in sorted(expected.items()):
+        now = have.get(key)
+        if now is None:
+            items.append(Item(key, Status.FAIL, f"{key} {version} was removed"))
+        elif str(now.get("version")) != str(version):
+            items.append(Item(key, Status.FAIL, f"{now.get('name', key)} is {now.get('version')}, recorded {version}"))
+    for key in sorted(set(have) - set(expected)):
+        if guarded_only_extra and not guarded(key):
+            continue
+        items.append(Item(key, Status.FAIL, f"{have[key].get('name', key)} {have[key].get('version')} was added"))
+    return items
+
+
+def _drift_result(items: list[Item], expected: Mapping[str, str], what: str, total: int):
+    if not items:
+        return ok(f"all {total} distributions at the versions {what} records")
+    names = [i.name for i in items]
+    fixes = [restore_command(n, expected[n]) for n in names if n in expected][:MAX_NAMED]
+    added = [n for n in names if n not in expected]
+    hint = "; ".join(fixes) if fixes else ""
+    if added:
+        hint = (hint + "; " if hint else "") + f"pip uninstall {' '.join(added[:MAX_NAMED])}"
+    shown = ", ".join(i.message for i in items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+    return fail(f"{len(items)} distribution(s) differ from {what}: {shown}", f"Restore them: {hint}", items=items)
+
+
+@check("baseline.distributions", tags=("baseline", "build"))
+def distributions(baseline, dists):
+    """Every distribution is at the version the baseline recorded (nothing added to torch/Triton/nvidia-*)"""
+    recorded = baseline["facts"].get("dists")
+    if not isinstance(recorded, dict):
+        return skip("the baseline has no distribution list")
+    expected = {k: str(v.get("version")) for k, v in recorded.items() if isinstance(v, dict)}
+    items = compare_versions(expected, dists, guarded_only_extra=True)
+    return _drift_result(items, expected, "the baseline", len(expected))
+
+
+@check("baseline.lock", tags=("baseline", "build"))
+def lock_pins(lock, dists):
+    """Every distribution pinned by the lock file is installed at its pinned version"""
+    pins = lock["pins"]
+    items = [i for i in compare_versions(pins, dists, guarded_only_extra=True) if i.name in pins]
+    return _drift_result(items, pins, lock["path"], len(pins))
+
+
+def _hash_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+
+
+def changed_files(dist: md.Distribution, newer_than: int) -> list[str]:
+    """Files of ``dist`` whose size differs from RECORD, are missing, or were written after the
+    baseline's newest file and no longer hash as RECORD says."""
+    base = str(dist.locate_file(""))
+    out = []
+    for path, sha, size in _record_rows(dist):
+        full = os.path.join(base, path)
+        try:
+            st = os.stat(full)
+        except OSError:
+            out.append(f"{path} (missing)")
+            continue
+        if st.st_size != size or (st.st_mtime_ns > newer_than and _hash_file(full) != sha):
+            out.append(path)
+    return out
+
+
+def _dist_named(key: str) -> md.Distribution | None:
+    for d in md.distributions():
+        if d.metadata and canonicalize_name(d.metadata["Name"] or "") == key:
+            return d
+    return None
+
+
+@check("baseline.files", tags=("baseline", "build"))
+def files(baseline, dist_files):
+    """The files of torch, Triton and the nvidia-* packages are the ones installed at build time"""
+    recorded = baseline["facts"].get("dist_files")
+    if not isinstance(recorded, dict):
+        return skip("the baseline has no file digests")
+    items = []
+    for key, then in sorted(recorded.items()):
+        now = dist_files.get(key)
+        if now is None or now.get("version") != then.get("version") or now.get("stat_digest") == then.get("stat_digest"):
+            continue  # removed or swapped: baseline.distributions names it
+        dist = _dist_named(key)
+        changed = changed_files(dist, int(then.get("newest_mtime") or 0)) if dist else []
+        if changed:
+            shown = ", ".join(changed[:MAX_NAMED]) + (f" and {len(changed) - MAX_NAMED} more" if len(changed) > MAX_NAMED else "")
+            items.append(Item(key, Status.FAIL, f"{len(changed)} file(s) differ from the wheel: {shown}"))
+    if not items:
+        return ok(
+            f"files of {len(recorded)} distribution(s) as installed ({sum(int(v.get('files') or 0) for v in recorded.values())} files)"
+        )
+    names = " ".join(f"'{i.name}=={recorded[i.name]['version']}'" for i in items)
+    return fail(
+        f"files were modified after the build in {', '.join(i.name for i in items)}: {items[0].message}",
+        f"Reinstall them: pip install --no-deps --force-reinstall {names}",
+        items=items,
+    )
+
+
+def _gpu_models(gpus) -> list[str]:
+    return sorted(str(g.get("name")) for g in gpus or [] if isinstance(g, dict))
+
+
+@check("baseline.driver_gpus", tags=("baseline", "gpu"))
+def driver_gpus(baseline, driver=None, gpus=None):
+    """The NVIDIA driver and the GPU models are the ones the baseline recorded"""
+    facts = baseline["facts"]
+    then_driver, then_gpus = facts.get("driver"), facts.get("gpus")
+    if not isinstance(then_driver, dict) and not isinstance(then_gpus, list):
+        return skip("the baseline was recorded without a driver or GPUs (at image build): compared at run time only when recorded")
+    items = []
+    if isinstance(then_driver, dict) and then_driver.get("version"):
+        now = driver.get("version") if driver else None
+        status = Status.PASS if now == then_driver["version"] else Status.FAIL
+        items.append(Item("driver", status, f"{now or 'no driver'} (recorded {then_driver['version']})"))
+    if isinstance(then_gpus, list):
+        now_models, then_models = _gpu_models(gpus if gpus else []), _gpu_models(then_gpus)
+        status = Status.PASS if now_models == then_models else Status.FAIL
+        items.append(Item("GPUs", status, f"{', '.join(now_models) or 'none'} (recorded {', '.join(then_models) or 'none'})"))
+    if worst(items) is Status.PASS:
+        return ok("; ".join(f"{i.name} {i.message}" for i in items), items=items)
+    bad = [i for i in items if i.status is Status.FAIL]
+    return fail(
+        "; ".join(f"{i.name} {i.message}" for i in bad),
+        "The machine differs from the one the image was accepted on: run on the recorded hardware and driver, or record a new baseline "
+        "there (envdoctor baseline FILE) once `envdoctor check` passes",
+        items=items,
+    )
+
+
+@check("baseline.interpreter", tags=("baseline", "build"))
+def interpreter(baseline, python_info):
+    """The Python interpreter is the one the baseline recorded"""
+    then = baseline["facts"].get("python_info")
+    if not isinstance(then, dict):
+        return skip("the baseline has no interpreter")
+    now = (python_info.get("executable"), python_info.get("version"))
+    was = (then.get("executable"), then.get("version"))
+    if now == was:
+        return ok(f"{now[0]} (Python {now[1]}), as recorded")
+    return fail(
+        f"the interpreter is {now[0]} (Python {now[1]}), recorded {was[0]} (Python {was[1]})",
+        "Run the image's own interpreter (check PATH and the entrypoint), or record a new baseline for this one",
+    )
