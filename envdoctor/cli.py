@@ -10,6 +10,7 @@ import sys
 import click
 
 from envdoctor import __version__
+from envdoctor.commands.baseline import baseline_cmd
 from envdoctor.commands.bench import bench_cmd
 from envdoctor.commands.check import check_cmd, list_cmd
 from envdoctor.commands.diff import diff_cmd
@@ -23,7 +24,7 @@ def cli() -> None:
     """Will PyTorch, Triton, torch.compile and torch_xla work on this machine? If not, why?"""
 
 
-for _command in (check_cmd, list_cmd, diff_cmd, fleet_cmd, bench_cmd):
+for _command in (check_cmd, list_cmd, diff_cmd, fleet_cmd, bench_cmd, baseline_cmd):
     cli.add_command(_command)
 
 
