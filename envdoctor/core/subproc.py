@@ -117,8 +117,13 @@ def run(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     input: str | None = None,
+    user: int | None = None,
+    group: int | None = None,
 ) -> Completed:
+    """Run ``argv`` to completion or its deadline; ``user``/``group`` switch to that UID/GID
+    (with no supplementary groups) in the child, which needs root."""
     argv = tuple(str(a) for a in argv)
+    as_user = {"user": user, "group": group, "extra_groups": []} if user is not None else {}
     start = time.monotonic()
     # Output goes to temporary files, not pipes: a chatty child can never block on a full pipe,
     # and we keep only the tail.
@@ -132,6 +137,7 @@ def run(
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
                 start_new_session=True,
+                **as_user,
             )
         except FileNotFoundError:
             return Completed(argv, None, "", "", error="not found", duration=time.monotonic() - start)
