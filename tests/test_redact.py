@@ -21,7 +21,24 @@ AWS = "wJalrCanaryXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLE"  # has "/" so no single run 
 PIP_URL = "https://canaryuser:canarypass@pypi.example.com/simple"
 TORCH_URL = "redis://cacheuser:cachepw99@10.0.0.5:6379/0"
 GH = "ghp_CanaryCanaryCanaryCanary0123456789"
-CANARIES = ("hf_Canary", "wJalrCanary", "canaryuser", "canarypass", "cacheuser", "cachepw99", "ghp_Canary")
+DB_URL = "postgres://dbcanary:pa@ss/w0rdCanary@db.internal:5432/app"  # '@' and '/' in the password
+DEPLOY = "deploycanary:s3cretCanary@deploy.example.net"  # no scheme
+DB_PASS = "Kx7canary"  # a short password under a *_PASS name, printed by a plugin
+CANARIES = (
+    "hf_Canary",
+    "wJalrCanary",
+    "canaryuser",
+    "canarypass",
+    "cacheuser",
+    "cachepw99",
+    "ghp_Canary",
+    "dbcanary",
+    "w0rdCanary",
+    "pa@ss",
+    "deploycanary",
+    "s3cretCanary",
+    "Kx7canary",
+)
 
 # A site-local plugin that does everything wrong: it puts secrets in its message, hint,
 # details, items and in a fact. The central scrub must catch all of it.
@@ -41,7 +58,7 @@ LEAKY = textwrap.dedent(
         \"\"\"A plugin that prints secrets\"\"\"
         e = os.environ
         return warn(
-            f"token {e['HF_TOKEN']} aws {e['AWS_SECRET_ACCESS_KEY']} gh {e['GH_PAT']}",
+            f"token {e['HF_TOKEN']} aws {e['AWS_SECRET_ACCESS_KEY']} gh {e['GH_PAT']} db {e['DATABASE_URL']} to {e['DEPLOY_TO']} pw {e['DB_PASS']}",
             hint=f"pip install --index-url {e['PIP_INDEX_URL']} torch; export HF_TOKEN={e['HF_TOKEN']}",
             details={"all": dict(e), "leaky": leaky, "cmd": "curl -H 'Authorization: Bearer " + e["GH_PAT"] + "'"},
             items=[Item("HF_TOKEN", Status.WARN, e["HF_TOKEN"]), Item("aws", Status.WARN, "value " + e["AWS_SECRET_ACCESS_KEY"])],
@@ -58,6 +75,9 @@ def _secret_env() -> dict[str, str]:
         "TORCHINDUCTOR_REDIS_URL": TORCH_URL,  # a TORCH* variable: captured, credentials hidden
         "TORCH_HUB_TOKEN": GH,  # captured by name, value hidden
         "GH_PAT": GH,
+        "DATABASE_URL": DB_URL,
+        "DEPLOY_TO": DEPLOY,
+        "DB_PASS": DB_PASS,
     }
 
 
@@ -278,3 +298,85 @@ def test_real_hostname_absent_from_redacted_report():
     home = os.path.expanduser("~")
     if home not in ("/", ""):
         assert f'"{home}/' not in done.stdout and f'"{home}"' not in done.stdout
+
+
+def test_url_credentials_with_at_and_slash_and_without_scheme():
+    s = Scrubber()
+    assert s.text(DB_URL) == "postgres://***@db.internal:5432/app"
+    assert s.text(f"rsync to {DEPLOY} now") == "rsync to ***@deploy.example.net now"
+    assert s.text("https://u:pa/ss@host.example.com/x") == "https://***@host.example.com/x"
+    # Not credentials: a pip VCS reference, an ssh remote, an e-mail address, host:port/path@ref.
+    for keep in (
+        "pkg @ git+https://github.com/o/r.git@abc123",
+        "git@github.com:org/repo.git",
+        "user@example.com",
+        "http://host:8080/p@ref",
+    ):
+        assert s.text(keep) == keep
+
+
+def test_password_names_and_short_values():
+    assert is_secret_key("DB_PASS") and is_secret_key("SMTP_PW") and not is_secret_key("BYPASS") and not is_secret_key("OLDPWD")
+    assert secret_values({"DB_PASS": DB_PASS, "MY_TOKEN": "true", "X_KEY": "abc"}) == (DB_PASS,)
+
+
+def _write_report(path: Path, message: str, facts: dict) -> None:
+    data = {
+        "schema_version": "1.0",
+        "tool_version": "0.0.9",
+        "started_at": "t",
+        "duration": 1.0,
+        "platform": {"hostname": "n1"},
+        "results": [
+            {
+                "id": "x.y",
+                "title": "t",
+                "status": "fail",
+                "message": message,
+                "hint": "",
+                "tags": [],
+                "source": "p",
+                "details": {},
+                "items": [],
+                "duration": 0.1,
+            }
+        ],
+        "facts": facts,
+        "options": {},
+    }
+    path.write_text(json.dumps(data))
+
+
+def test_diff_and_fleet_scrub_reports_written_elsewhere(tmp_path):
+    """Reports from other machines (or older envdoctors) carry secrets by value and in URLs."""
+    leaked = f"db {DB_URL} deploy {DEPLOY} hf {HF}"
+    _write_report(tmp_path / "a.json", "ok", {})
+    _write_report(tmp_path / "b.json", leaked, {"env_vars": {"DATABASE_URL": DB_URL}})
+    for args in (
+        ("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")),
+        ("fleet", str(tmp_path / "a.json"), str(tmp_path / "b.json")),
+    ):
+        for fmt in ("text", "json", "markdown") if args[0] == "diff" else ("text", "json"):
+            done = run_cli(*args, "--format", fmt)
+            assert done.returncode in (0, 1), done.stderr
+            _assert_clean(done.stdout + done.stderr, f"{args[0]} {fmt}")
+
+
+def test_redact_hides_network_mount_servers():
+    facts = {
+        "mounts": [
+            {"mount_point": "/data", "fstype": "nfs4", "source": "filer07.corp.example:/export/data", "options": ["rw"]},
+            {"mount_point": "/scratch", "fstype": "cifs", "source": "//smbhost9/scratch", "options": []},
+        ]
+    }
+    r = Report(
+        "0",
+        "t",
+        0.0,
+        {},
+        (CheckOutcome("triton.cache_dir", "t", Status.WARN, "cache on nfs4 at /data (filer07.corp.example)"),),
+        facts=facts,
+    )
+    out = redact_report(r, Identity())
+    text = json.dumps([out.facts, out.results[0].message])
+    assert "filer07" not in text and "smbhost9" not in text and "<host>" in text

@@ -80,9 +80,14 @@ _SEGMENTS = re.compile(r"[^a-z0-9]+")
 _NAME_KEYED = (("facts", "dists"), ("facts", "ldconfig"))
 
 
+# Env-like names that end in these are passwords too (DB_PASS, SMTP_PW), though the words alone
+# are too short to match inside names (BYPASS, COMPASS).
+SECRET_SUFFIXES = ("_PASS", "_PW", "_PASSWD", "_PASSPHRASE")
+
+
 def is_secret_key(key: str) -> bool:
     if _ENVLIKE.match(key):
-        return any(w in key for w in SECRET_WORDS)
+        return any(w in key for w in SECRET_WORDS) or key.endswith(SECRET_SUFFIXES) or key in ("PASS", "PW")
     low = key.lower()
     parts = [p for p in _SEGMENTS.split(low) if p]
     if any(p in SECRET_SEGMENTS for p in parts):
@@ -107,8 +112,35 @@ _TOKEN_PATTERNS = [
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
 ]
 _TOKENS = re.compile("|".join(f"(?:{p})" for p in _TOKEN_PATTERNS), re.DOTALL)
-# scheme://userinfo@host: the userinfo goes, whatever it is.
-_URL_CREDS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/@]+@")
+# scheme://userinfo@host: the userinfo goes, whatever it holds ('@' and '/' in a password
+# included: the userinfo runs to the LAST '@' of the address). Without a scheme, user:password@host.
+_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)([^\s\"'<>]+)")
+_HOST_AFTER = re.compile(r"\[?[A-Za-z0-9.\-:\]]+(?:[/?#]|$)")
+_BARE_CREDS = re.compile(
+    r"(?<![\w.:/@+-])([A-Za-z0-9._~\-]+):(?!//)([^\s@\"'/]+)@(?=[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*(?::\d+)?(?:[/\s:,;\"')]|$))"
+)
+
+
+def _url_userinfo(m: re.Match) -> str:
+    scheme, rest = m.group(1), m.group(2)
+    at = rest.rfind("@")
+    while at > 0:
+        userinfo, host = rest[:at], rest[at + 1 :]
+        # "host/path@ref" (pip's git+https://github.com/o/r@v1) is no userinfo: it has a '/' and
+        # no ':' before the '@'. "user:pa/ss@host" is one.
+        host_port_path = re.match(r"[\w.\-]+:\d+/", userinfo)  # "host:8080/path@ref" is no userinfo either
+        if _HOST_AFTER.match(host) and (":" in userinfo or "/" not in userinfo) and not host_port_path:
+            return f"{scheme}***@{host}"
+        at = rest.rfind("@", 0, at)
+    return m.group(0)
+
+
+def scrub_url_credentials(s: str) -> str:
+    """Credentials inside any URL-like text, with or without a scheme, become ``***``."""
+    s = _URL.sub(_url_userinfo, s)
+    return _BARE_CREDS.sub("***@", s)
+
+
 # NAME=value / NAME: value in free text (a plugin echoing a command line or an env dump).
 _ASSIGN = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)")
 _BEARER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-]{8,}=*", re.IGNORECASE)
@@ -138,11 +170,16 @@ def looks_random(s: str) -> bool:
     )
 
 
+# Values of secret-named variables that are settings, not secrets.
+_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null", "unset", "empty", "enabled", "disabled", "default", "auto"})
+
+
 def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of the environment's secret-looking variables, longest first. Short values
-    ("1", "tty") and absolute paths (SSH_AUTH_SOCK, XAUTHORITY) are locations or flags, not
-    secrets, and replacing them everywhere would garble the report."""
-    vals = {v for k, v in env.items() if is_secret_key(k) and len(v) >= 8 and not os.path.isabs(v)}
+    """The values of the environment's secret-looking variables, longest first, to be replaced
+    wherever they appear (a plugin printing a database password). Short values ("1", "tty"),
+    settings ("true") and absolute paths (SSH_AUTH_SOCK, XAUTHORITY) are flags or locations, and
+    replacing them everywhere would garble the report."""
+    vals = {v for k, v in env.items() if is_secret_key(k) and len(v) >= 5 and not os.path.isabs(v) and v.lower() not in _NOT_SECRET_VALUES}
     return tuple(sorted(vals, key=len, reverse=True))
 
 
@@ -156,7 +193,7 @@ class Scrubber:
         for lit in self.literals:
             if lit in s:
                 s = s.replace(lit, REDACTED)
-        s = _URL_CREDS.sub(r"\1***@", s)
+        s = scrub_url_credentials(s)
         s = _TOKENS.sub(REDACTED, s)
         s = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", s)
         s = _ASSIGN.sub(self._assignment, s)
@@ -329,9 +366,35 @@ def _gpu_serials(facts: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "ceph", "glusterfs", "beegfs", "gpfs", "fuse.sshfs", "9p", "afs")
+
+
+def _mount_servers(facts: Mapping[str, Any]) -> tuple[str, ...]:
+    """Server names in network mounts' sources (``nfs-srv:/export``, ``//filer/share``,
+    ``mon1,mon2:/ceph``): they name the site's infrastructure."""
+    out: list[str] = []
+    mounts = facts.get("mounts")
+    for m in mounts if isinstance(mounts, list) else []:
+        if not isinstance(m, Mapping) or str(m.get("fstype", "")) not in _NETWORK_FS:
+            continue
+        src = str(m.get("source") or "")
+        head = src[2:].split("/", 1)[0] if src.startswith("//") else src.split(":/", 1)[0] if ":/" in src else ""
+        for server in head.split(","):
+            server = server.split("@", 1)[0].strip()  # lustre: 10.0.0.1@tcp
+            if len(server) >= 2 and server not in out:
+                out.append(server)
+    return tuple(out)
+
+
+def _with_hosts(identity: Identity, hosts: Iterable[str]) -> Identity:
+    extra = tuple(h for h in hosts if h not in identity.hostnames)
+    return dataclasses.replace(identity, hostnames=identity.hostnames + extra)
+
+
 def redact_report(report: Report, identity: Identity | None = None) -> Report:
     """The ``--redact`` layer (apply after :func:`scrub_report`)."""
-    anon = Anonymizer(identity or local_identity(report), serials=_gpu_serials(report.facts))
+    ident = _with_hosts(identity or local_identity(report), _mount_servers(report.facts))
+    anon = Anonymizer(ident, serials=_gpu_serials(report.facts))
     return _map_report(report, anon.text, key_rule=False)
 
 
@@ -356,6 +419,7 @@ def redact_data(reports: list[Any]) -> list[Any]:
                 hosts.append(plat["hostname"])
             if isinstance(facts, Mapping):
                 serials += [s for s in _gpu_serials(facts) if s not in serials]
+                hosts += _mount_servers(facts)
     here = local_identity()
     more = tuple(h for h in hosts + [h.split(".", 1)[0] for h in hosts] if len(h) >= 2 and h not in here.hostnames)
     anon = Anonymizer(dataclasses.replace(here, hostnames=here.hostnames + more), serials=tuple(serials))
