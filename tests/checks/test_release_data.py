@@ -147,6 +147,10 @@ def test_line_cuda_builds_and_release_matrix_facts():
     assert builds["cu128"].arch_derived and builds["cu128"].arch_note
     assert rd.torch_line("2.14.0").build("13.2").status == "stable"
     assert not rd.torch_line("2.5.1").build("cu124").arch_derived
+    observed = rd.torch_line("2.11.0").build("cu128")  # get_arch_list() quoted in pytorch/pytorch#182250
+    assert not observed.arch_derived and "pytorch-issue-182250" in observed.sources
+    assert observed.arch_list == ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0")
+    assert rd.arch_list("2.10.0+cu128")[0] == "7.0"  # Volta still in 2.10's cu128
 
 
 @pytest.mark.parametrize(
@@ -212,6 +216,7 @@ def test_cuda_tag(text, tag):
         ("NVIDIA A10", (8, 6)),
         ("NVIDIA A10G", (8, 6)),
         ("NVIDIA A30", (8, 0)),
+        ("NVIDIA PG509-210", (8, 0)),
         ("NVIDIA A40", (8, 6)),
         ("NVIDIA L4", (8, 9)),
         ("NVIDIA L40S", (8, 9)),
@@ -309,11 +314,13 @@ def test_every_torch_row_has_a_source():
         for build in line.cuda_builds:
             assert build.sources and all(s in known for s in build.sources), (line.line, build.tag)
             assert build.status is None or build.sources
-            if build.arch_list and "failure-catalog" in build.sources:
-                assert build.arch_derived, (line.line, build.tag)
     for rel in rd.torch_releases().values():
         assert rel.sources and all(_source_ok(s, known) for s in rel.sources), rel.version
     raw = json.loads((DATA / "torch_releases.json").read_text())
+    for line, row in raw["lines"].items():
+        for tag, build in row.get("cuda_builds", {}).items():
+            if build.get("arch_source") == "failure-catalog" or build.get("arch_source") == ["failure-catalog"]:
+                assert build["arch_derived"] and build["arch_note"], (line, tag)
     for version, row in raw["releases"].items():
         assert all(p.get("source") for p in row.get("pins", {}).values()), version
         assert row.get("triton") is None or row["source"], version
@@ -327,7 +334,7 @@ def test_every_gpu_row_has_a_source():
     for row in raw["gpus"]:
         srcs = [row["source"]] if isinstance(row["source"], str) else row["source"]
         assert srcs and all(s in known for s in srcs), row["name"]
-        if srcs == ["failure-catalog-2.4"]:
+        if not set(srcs) & {"nvidia-cuda-gpus", "nvidia-cuda-legacy-gpus", "nvidia-cuda-gpus-2022"}:
             assert row.get("derived"), row["name"]
 
 
