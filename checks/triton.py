@@ -26,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor import Item, Status, check, fact, fail, ok, skip, warn
 from envdoctor.core.api import worst
 from envdoctor.core.subproc import run
+from envdoctor_checks import _release_data as release_data
 from envdoctor_checks.packages import package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
 
@@ -159,6 +160,48 @@ def installed_tritons(dists: Mapping) -> list[dict]:
     return [dists[n] for n in TRITON_DISTS if n in dists]
 
 
+def release_table_pin(torch_version: str) -> tuple[str, str] | None:
+    """(specifier, what it is) for the Triton a torch release needs, from the offline release
+    table: the release's own pin, or for a source/pre-release build of a known line that line's
+    Triton minor (``==3.2.*``)."""
+    pin = release_data.triton_pin_for(torch_version)
+    if pin is not None:
+        return pin.specifier, f"the {pin.package}{pin.specifier} that torch {torch_version.split('+')[0]} wheels pin"
+    line = release_data.torch_line(torch_version)
+    if line is None:
+        return None
+    pins = {r.triton.specifier for v, r in release_data.torch_releases().items() if r.line.line == line.line and r.triton}
+    minors = {major_minor(s.lstrip("=~")) for s in pins}
+    if len(minors) != 1 or None in minors:
+        return None
+    major, minor = minors.pop()
+    return f"=={major}.{minor}.*", f"Triton {major}.{minor}.x, which the torch {line.line} releases pin"
+
+
+def unpinned_cuda_torch(torch, present):
+    """A CUDA torch that declares no Triton (a source build, conda, an edited METADATA) still
+    needs the Triton of its release: without a check, Inductor fails with
+    "cannot import name 'triton_key'"."""
+    table = release_table_pin(torch["version"])
+    if table is None:
+        return skip(f"torch {torch['version']} declares no Triton dependency and the release table does not know it")
+    spec, what = table
+    why = f"torch {torch['version']} declares no Triton dependency (a source build, conda or an edited install); it needs {what}"
+    if not present:
+        return skip(f"{why}; no Triton is installed (compile.triton_available judges that)")
+    wrong = [d for d in present if not satisfies(spec, d["version"])]
+    if not wrong:
+        return ok(f"{', '.join(d['name'] + ' ' + d['version'] for d in present)}: {what} (release table; torch itself pins none)")
+    exact = spec.removeprefix("==") if spec.startswith("==") and "*" not in spec else None
+    target = f"triton=={exact}" if exact else f"'triton{spec}'"
+    return fail(
+        f"{', '.join(d['name'] + ' ' + d['version'] for d in wrong)} is installed; {why}. Inductor imports Triton internals "
+        "that move between releases (\"cannot import name 'triton_key'\")",
+        f"pip install --force-reinstall --no-deps {target}",
+        details={"expected": spec, "source": "release table (envdoctor_checks/data/torch_releases.json)"},
+    )
+
+
 @check("triton.torch_pin", tags=("build",))
 def torch_pin(dists, torch_build=None, triton_pkg=None):
     """Triton matches the version torch pins"""
@@ -169,6 +212,8 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
     present = installed_tritons(dists)
     if req is None:
         kind = torch_build.get("kind") if torch_build else None
+        if kind == "cuda":
+            return unpinned_cuda_torch(torch, present)
         why = "a CPU build; torch.compile uses Inductor's C++ backend there" if kind == "cpu" else "it declares no Triton dependency"
         extra = f"; {', '.join(d['name'] + ' ' + d['version'] for d in present)} is installed on its own" if present else ""
         return skip(f"torch {torch['version']} does not depend on Triton: {why}{extra}")

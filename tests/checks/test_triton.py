@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from envdoctor import Status
 from envdoctor.testing import Unavailable, gather, run_check
 from envdoctor_checks import packages, triton
@@ -277,3 +279,39 @@ def test_checks_skip_when_triton_is_absent():
             check_func, triton_pkg=Unavailable("triton is not installed"), env={}, triton_cache={}, triton_ptxas={}, c_compiler={}
         )
         assert r.status is Status.SKIP and r.message == "triton is not installed"
+
+
+# ---- a CUDA torch that declares no Triton pin: the release table judges it (issue: triton_key)
+
+
+def _unpinned(version: str, triton: str | None) -> dict:
+    dists = {"torch": {"name": "torch", "version": version, "requires": []}}
+    if triton:
+        dists["triton"] = {"name": "triton", "version": triton}
+    return dists
+
+
+@pytest.mark.parametrize(
+    ("torch_version", "triton_version", "status"),
+    [
+        ("2.5.1", "3.1.0", Status.PASS),  # conda's pytorch 2.5.1 beside its triton
+        ("2.5.1", "3.0.0", Status.FAIL),  # the classic: "cannot import name 'triton_key'"
+        ("2.6.0a0+gitabc1234", "3.2.0", Status.PASS),  # a source build of the 2.6 line
+        ("2.6.0a0+gitabc1234", "3.1.0", Status.FAIL),
+        ("2.5.1", None, Status.SKIP),  # no Triton at all: compile.triton_available says so
+        ("9.9.0", "3.1.0", Status.SKIP),  # a torch the table does not know
+    ],
+)
+def test_unpinned_cuda_torch_is_judged_by_the_release_table(torch_version, triton_version, status):
+    row = run_check(
+        triton.torch_pin, dists=_unpinned(torch_version, triton_version), torch_build={"kind": "cuda", "version": torch_version}
+    )
+    assert row.status is status, row.message
+    if status is Status.FAIL:
+        assert "declares no Triton dependency" in row.message and "triton_key" in row.message
+        assert row.hint.startswith("pip install --force-reinstall --no-deps")
+
+
+def test_unpinned_cpu_torch_still_skips():
+    row = run_check(triton.torch_pin, dists=_unpinned("2.5.1+cpu", "3.0.0"), torch_build={"kind": "cpu", "version": "2.5.1+cpu"})
+    assert row.status is Status.SKIP and "CPU build" in row.message
