@@ -59,6 +59,9 @@ def _raised(e: ProbeRaised, what: str, check_id: str):
     torch_broken = e.message.strip() == "No module named 'torch'" or "/torch/__init__.py" in (e.traceback or "")
     if e.exc_type in ("ImportError", "ModuleNotFoundError", "OSError") and torch_broken:
         return skip(f"torch cannot be imported ({e.message.strip().splitlines()[0][:200]}); see torch.importable")
+    if e.exc_type == "AttributeError" and e.message.startswith("module 'torch' has no attribute"):
+        # An incomplete torch (a shadowing directory, an unbuilt checkout): torch.importable names it.
+        return skip(f"the torch that is imported is incomplete ({e.message.strip()[:200]}); see torch.importable")
     cause, hint = diagnose(e, check_id)
     return fail(f"{what} failed: {cause}", hint, details={"output": _tail(e.output), "traceback": _tail(e.traceback, 12)})
 
@@ -211,9 +214,23 @@ def _compile_calls(probe, env, deliberate_break: bool = False) -> dict:
     return merged
 
 
+def compile_switched_off(env) -> Result | None:
+    """torch.compile is a no-op when the environment switches it off (torch honours only "1"):
+    the smoke would compile nothing and blame Inductor. Say what really happened."""
+    on = [v for v in ("TORCH_COMPILE_DISABLE", "TORCHDYNAMO_DISABLE") if (env or {}).get(v) == "1"]
+    if not on:
+        return None
+    return skip(
+        f"{' and '.join(v + '=1' for v in on)} switches torch.compile off here, so there is nothing to compile (see compile.disabled_by_env)"
+    )
+
+
 @check("smoke.compile", tags=("smoke", "build"))
 def compile_smoke(probe, torch_build, env):
     """torch.compile (Inductor) of a function and a small conv net matches eager, without graph breaks"""
+    off = compile_switched_off(env)
+    if off is not None:
+        return off
     try:
         value = _compile_calls(probe, env)
     except ProbeRaised as e:
@@ -269,7 +286,7 @@ def judge_compile(value: dict):
 def _gpu_smoke(probe, torch_build, env, gpus, visible_gpus, function: str, timeout: float, what: str, check_id: str):
     """Run one GPU smoke body when a GPU is usable: the body's value, or the Result that ends the
     check (no usable GPU; the body raised; the body skipped itself)."""
-    gate = gpu_gate(torch_build, gpus, visible_gpus, env)
+    gate = gpu_gate(torch_build, gpus, visible_gpus, env) or compile_switched_off(env)
     if gate is not None:
         return gate
     try:

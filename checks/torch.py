@@ -203,6 +203,15 @@ def importable(torch_runtime, torch_build=None, dists=None):
     origin = torch_runtime.get("origin")
     details = {"error": err, "origin": origin}
     first = f"import torch fails: {err.splitlines()[0][:300]}"
+    if torch_runtime.get("incomplete"):
+        where = os.path.dirname(origin or "") or "?"
+        installed = f"; pip's torch {dist['version']} is in {dist.get('location')}" if dist else ""
+        return fail(
+            f"import torch loads an incomplete torch from {where}: it has no {', '.join('torch.' + m for m in torch_runtime['incomplete'])} "
+            f"(a directory named torch shadowing the real one, a partial install, or a source checkout that was never built){installed}",
+            hint=f"remove {os.path.dirname(where)} from PYTHONPATH or delete that copy; else reinstall: pip install --force-reinstall torch=={version}",
+            details=details,
+        )
     if origin and dist and dist.get("location"):
         site = os.path.realpath(os.path.dirname(dist["location"]))
         if os.path.dirname(os.path.dirname(os.path.realpath(origin))) != site:

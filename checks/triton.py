@@ -376,9 +376,24 @@ def triton_cache(env) -> dict:
     return {"path": p.path, "source": source, "probe": p.__dict__}
 
 
+def only_on_gpu(result, torch_build):
+    """A Triton launcher or cache problem stops nothing with a CPU build of torch: torch.compile
+    uses Inductor's C++ backend and Triton compiles no GPU kernel (its interpreter needs neither
+    the cache nor a C compiler). Reported as a skip that still says what it found."""
+    if result.status in (Status.FAIL, Status.WARN) and torch_build and torch_build.get("kind") == "cpu":
+        return skip(
+            f"torch {torch_build.get('version', '')} is a CPU build, so Triton compiles nothing here; with a CUDA torch: {result.message}"
+        )
+    return result
+
+
 @check("triton.cache_dir", tags=("build",))
-def cache_dir(triton_cache, triton_pkg, mounts=None):
+def cache_dir(triton_cache, triton_pkg, mounts=None, torch_build=None):
     """Triton's cache directory is writable and local"""
+    return only_on_gpu(_cache_dir(triton_cache, mounts), torch_build)
+
+
+def _cache_dir(triton_cache, mounts):
     if triton_cache["path"] is None:
         return fail(
             "HOME is unset and this UID has no passwd entry, so Triton's cache would land in a relative '~/.triton/cache' "
@@ -403,8 +418,12 @@ def cache_dir(triton_cache, triton_pkg, mounts=None):
 
 
 @check("triton.c_compiler", tags=("build",))
-def c_compiler_check(c_compiler, triton_pkg):
+def c_compiler_check(c_compiler, triton_pkg, torch_build=None):
     """A C compiler for Triton's launcher, chosen as Triton chooses it"""
+    return only_on_gpu(_c_compiler(c_compiler), torch_build)
+
+
+def _c_compiler(c_compiler):
     if c_compiler.get("problem"):
         hint = (
             "apt-get install gcc   # or: dnf install gcc"

@@ -90,10 +90,11 @@ def test_build_profile_fails_without_a_c_compiler(tmp_path):
     assert res.returncode == 1, res.stderr
     found = rows(res)
     bad = sorted(i for i, r in found.items() if r["status"] in ("fail", "error"))
-    # The two compiler checks name the cause; the CPU compile smoke (when installed) shows the consequence.
-    assert {"compile.cxx_compiler", "triton.c_compiler"} <= set(bad) <= {"compile.cxx_compiler", "triton.c_compiler", "smoke.compile"}
+    # Inductor's compiler check names the cause; the CPU compile smoke (when installed) shows the consequence.
+    assert {"compile.cxx_compiler"} <= set(bad) <= {"compile.cxx_compiler", "smoke.compile"}
     assert "no g++ on PATH" in found["compile.cxx_compiler"]["message"]
-    assert "no gcc or clang on PATH" in found["triton.c_compiler"]["message"]
+    # With this CPU build of torch Triton compiles nothing: its missing C compiler is said, not failed.
+    assert found["triton.c_compiler"]["status"] == "skip" and "no gcc or clang on PATH" in found["triton.c_compiler"]["message"]
 
 
 def test_build_profile_fails_on_an_unmet_expectation(cli, tmp_path):

@@ -62,8 +62,19 @@ def collect() -> dict:
             out["warnings"] = [str(w.message)[:1000] for w in caught]
             out["loaded_libs"] = loaded_libraries()
             return out
-        out["version"] = str(torch.__version__)
         out["file"] = getattr(torch, "__file__", None)
+        # A directory named torch that shadows the real one, a partial install or an unbuilt
+        # source checkout imports fine and then fails everywhere with AttributeError.
+        missing = [name for name in ("__version__", "_C", "version") if not hasattr(torch, name)]
+        if missing:
+            out["import_error"] = (
+                f"incomplete torch at {out['file'] or out.get('origin')}: it has no {', no '.join('torch.' + m for m in missing)}"
+            )
+            out["incomplete"] = missing
+            out["warnings"] = [str(w.message)[:1000] for w in caught]
+            out["loaded_libs"] = loaded_libraries()
+            return out
+        out["version"] = str(torch.__version__)
         out["cuda"] = getattr(torch.version, "cuda", None)
         out["hip"] = getattr(torch.version, "hip", None)
         out["git_version"] = getattr(torch.version, "git_version", None)

@@ -336,3 +336,15 @@ def test_triton_vector_add_runs_under_the_interpreter_without_gpu(real_probe):
     assert row.status is Status.PASS, row.message
     assert "under TRITON_INTERPRET=1 on CPU" in row.message
     assert row.details["max_error"] == 0.0
+
+
+def test_compile_smoke_says_the_environment_switched_compile_off():
+    """With TORCH_COMPILE_DISABLE=1 Inductor generates nothing: that is the environment, not a bug to report."""
+    import json
+
+    from tests.conftest import run_cli
+
+    done = run_cli("check", "-s", "smoke.compile", "--format", "json", env={"TORCH_COMPILE_DISABLE": "1"})
+    row = json.loads(done.stdout)["results"][0]
+    assert row["status"] == "skip" and "TORCH_COMPILE_DISABLE=1 switches torch.compile off" in row["message"]
+    assert "Report" not in row["message"] + row["hint"]

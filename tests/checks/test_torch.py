@@ -298,3 +298,20 @@ def test_cudnn_refused_by_torch_fails():
     assert row.status is Status.FAIL
     assert "cuDNN fails to load" in row.message and "(9, 14, 0)" in row.message
     assert "LD_LIBRARY_PATH" in row.hint
+
+
+def test_an_incomplete_shadowing_torch_is_diagnosed_by_name(tmp_path):
+    """A directory named torch first on PYTHONPATH (no torch._C): one diagnosis, not five errors."""
+    import json
+
+    from tests.conftest import run_cli
+
+    shadow = tmp_path / "shadow" / "torch"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    done = run_cli("check", "-s", "torch.importable,smoke.compile,smoke.triton", "--format", "json", env={"PYTHONPATH": str(shadow.parent)})
+    rows = {r["id"]: r for r in json.loads(done.stdout)["results"]}
+    imp = rows["torch.importable"]
+    assert imp["status"] == "fail" and f"incomplete torch from {shadow}" in imp["message"] and "torch._C" in imp["message"]
+    assert f"remove {shadow.parent} from PYTHONPATH" in imp["hint"]
+    assert all(r["status"] != "error" for r in rows.values()), rows

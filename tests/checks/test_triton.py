@@ -315,3 +315,25 @@ def test_unpinned_cuda_torch_is_judged_by_the_release_table(torch_version, trito
 def test_unpinned_cpu_torch_still_skips():
     row = run_check(triton.torch_pin, dists=_unpinned("2.5.1+cpu", "3.0.0"), torch_build={"kind": "cpu", "version": "2.5.1+cpu"})
     assert row.status is Status.SKIP and "CPU build" in row.message
+
+
+def test_triton_launcher_problems_are_no_alarm_with_a_cpu_torch():
+    """HOME=/nonexistent for a non-root user, or a bad CC: they stop Triton's GPU launcher, which a
+    CPU build of torch never builds (its Triton interpreter smoke passes); said, not failed."""
+    cache = {
+        "path": "/nonexistent/.triton/cache",
+        "source": "HOME",
+        "probe": {
+            "path": "/nonexistent/.triton/cache",
+            "exists": False,
+            "writable": False,
+            "checked": "/",
+            "error": "cannot create a file in /: Permission denied",
+        },
+    }
+    cc = {"problem": "CC=/opt/nothing/gcc does not exist", "source": "CC", "path": None}
+    for check, facts in ((triton.cache_dir, {"triton_cache": cache}), (triton.c_compiler_check, {"c_compiler": cc})):
+        gpu = run_check(check, triton_pkg={"version": "3.6.0"}, torch_build={"kind": "cuda", "version": "2.11.0+cu130"}, **facts)
+        cpu = run_check(check, triton_pkg={"version": "3.6.0"}, torch_build={"kind": "cpu", "version": "2.13.0+cpu"}, **facts)
+        assert gpu.status is Status.FAIL
+        assert cpu.status is Status.SKIP and "CPU build" in cpu.message and gpu.message in cpu.message
