@@ -20,10 +20,10 @@ from envdoctor.core.api import CheckSpec
 #            GPU and GPU smoke checks; the CLI also expects at least one GPU (expect.gpus).
 #   full     runtime plus perf.
 PROFILES: dict[str, frozenset[str]] = {
-    "default": frozenset({"perf", "distributed", "baseline"}),
-    "build": frozenset({"gpu", "perf", "distributed", "baseline"}),
-    "runtime": frozenset({"perf", "distributed", "baseline"}),
-    "full": frozenset({"distributed", "baseline"}),
+    "default": frozenset({"perf", "distributed", "baseline", "rehearsal"}),
+    "build": frozenset({"gpu", "perf", "distributed", "baseline", "rehearsal"}),
+    "runtime": frozenset({"perf", "distributed", "baseline", "rehearsal"}),
+    "full": frozenset({"distributed", "baseline", "rehearsal"}),
 }
 PROFILE_NEEDS: dict[str, frozenset[str]] = {"build": frozenset({"build"})}
 
