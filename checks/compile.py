@@ -12,8 +12,7 @@ import pwd
 import re
 from collections.abc import Mapping
 
-from envdoctor import check, fact, fail, ok, skip, warn
-from envdoctor.core.api import Status
+from envdoctor import Status, check, fact, fail, ok, skip, warn
 from envdoctor_checks.triton import DirProbe, judge_cache_dir, probe_dir, torch_triton_requirement
 
 # torch release -> first Python its Dynamo refuses (catalog C5); used only when torch's own

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envdoctor import Item, Skip, Status, Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.core.subproc import run
+from envdoctor import run_command as run
 from envdoctor_checks import _cuda_compat as compat
 
 PROC_VERSION = "/proc/driver/nvidia/version"

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from envdoctor import Item, ProbeRaised, Result, Skip, Status, check, fail, ok, skip, warn
-from envdoctor.core.api import worst
-from envdoctor.core.probe import explain_output
+from envdoctor import Item, ProbeRaised, Result, Skip, Status, check, explain_output, fail, ok, skip, warn, worst
 
 BODY = "envdoctor_checks.bodies.smoke"
 

@@ -17,8 +17,8 @@ import stat
 import sys
 from collections.abc import Mapping
 
-from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.core.subproc import last_line, run
+from envdoctor import Unavailable, check, fact, fail, last_line, ok, skip, warn
+from envdoctor import run_command as run
 from envdoctor_checks.triton import major_minor, parse_release
 
 

@@ -23,9 +23,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Item, Status, check, fact, fail, ok, skip, warn
-from envdoctor.core.api import worst
-from envdoctor.core.subproc import run
+from envdoctor import Item, Status, check, fact, fail, ok, skip, warn, worst
+from envdoctor import run_command as run
 from envdoctor_checks.packages import package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
 

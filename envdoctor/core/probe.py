@@ -202,7 +202,9 @@ class ProbeClient:
     """
 
     def __init__(self, *, extra_path: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # The directory holding the envdoctor package (this file is envdoctor/core/probe.py);
+        # envdoctor/ itself must not be on the child's path: its modules would be top-level names.
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         self.extra_path = [here, *extra_path]
         self.env = dict(os.environ if env is None else env)
         self.deadline: float | None = None  # monotonic; set by the runner from --timeout

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envdoctor import __version__
 from envdoctor.core.api import CheckSpec
 from envdoctor.core.facts import FactStore
 from envdoctor.core.probe import ProbeClient
@@ -23,6 +22,7 @@ from envdoctor.core.registry import Registry, discover
 from envdoctor.core.report import Report
 from envdoctor.core.runner import Progress, run_checks
 from envdoctor.core.selection import choose
+from envdoctor.core.version import __version__
 
 # Facts the engine supplies itself. They are inputs, not findings, and are never reported
 # (``env`` holds the whole environment, secrets included).
