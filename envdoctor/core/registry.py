@@ -1,12 +1,16 @@
 """Finding checks and facts: entry points (built-ins and third parties alike) and --checks-path.
 
 Discovery is a short pipeline: entry points found → modules imported → decorated objects
-collected, sorted for determinism. A plugin that fails to import becomes an ``error`` row
-naming the plugin and its distribution; discovery goes on.
+collected, sorted for determinism, then validated. A plugin that fails to import becomes an
+``error`` row naming the plugin and its distribution; discovery goes on. Validation turns what
+would otherwise surface only at run time (or never) into such rows too: a check or fact
+parameter that names no fact, a fact name already taken (the first one loaded, built-ins
+first, is kept) and a duplicate check id.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata as md
 import importlib.util
@@ -23,6 +27,9 @@ from envdoctor.core.report import CheckOutcome
 GROUP = "envdoctor.checks"
 SELF = "envdoctor"
 
+# Facts the engine supplies itself (see core.session); any other parameter must name a provider.
+SPECIALS = ("probe", "options", "env")
+
 
 @dataclass
 class Registry:
@@ -35,26 +42,61 @@ class Registry:
         seen = {c.id: c for c in self.checks}
         for name in sorted(vars(module)):
             obj = getattr(module, name, None)
+            if getattr(obj, "__module__", None) != module.__name__:
+                continue  # imported from elsewhere: registered where it is defined
             spec = getattr(obj, CHECK_ATTR, None)
-            if isinstance(spec, CheckSpec) and getattr(obj, "__module__", None) == module.__name__:
+            if isinstance(spec, CheckSpec):
                 spec = replace(spec, source=source)
                 if spec.id in seen:
-                    self.problems.append(
-                        CheckOutcome(
-                            id=spec.id,
-                            title=spec.title,
-                            status=Status.ERROR,
-                            message=f"duplicate check id: defined by {seen[spec.id].source} and by {source}",
-                            hint="Rename one of the checks; ids must be unique.",
-                            source=source,
-                        )
+                    self.problem(
+                        f"plugin.duplicate.{spec.id}",
+                        spec.title,
+                        f"duplicate check id {spec.id}: defined by {seen[spec.id].source} and by {source}; the second is ignored",
+                        "Rename one of the checks; ids must be unique.",
+                        source,
                     )
                     continue
                 seen[spec.id] = spec
                 self.checks.append(spec)
             fspec = getattr(obj, FACT_ATTR, None)
-            if isinstance(fspec, FactSpec) and getattr(obj, "__module__", None) == module.__name__:
-                self.facts.setdefault(fspec.name, replace(fspec, source=source))
+            if isinstance(fspec, FactSpec):
+                taken = self.facts.get(fspec.name)
+                if taken is not None:
+                    self.problem(
+                        f"plugin.fact.{fspec.name}",
+                        f"fact {fspec.name}",
+                        f"fact name {fspec.name!r} is provided by {taken.source} and again by {source}; the second is ignored",
+                        "Rename the plugin's fact (prefix it with the plugin's name), or use the existing fact.",
+                        source,
+                    )
+                    continue
+                self.facts[fspec.name] = replace(fspec, source=source)
+
+    def problem(self, id: str, title: str, message: str, hint: str, source: str) -> None:
+        self.problems.append(CheckOutcome(id=id, title=title, status=Status.ERROR, message=message, hint=hint, source=source))
+
+    def validate(self) -> None:
+        """Parameters that name no fact: the check is dropped (it could only ever be an error),
+        the fact kept (its dependents say at run time that it could not be gathered)."""
+        known = set(self.facts) | set(SPECIALS)
+        keep = []
+        for c in self.checks:
+            unknown = [p.name for p in c.params if p.name not in known]
+            if unknown:
+                self.problem(c.id, c.title, f"check {c.id} from {c.source} {_unknown_text(unknown, known)}", _UNKNOWN_HINT, c.source)
+            else:
+                keep.append(c)
+        self.checks = keep
+        for f in sorted(self.facts.values(), key=lambda f: f.name):
+            unknown = [p.name for p in f.params if p.name not in known]
+            if unknown:
+                self.problem(
+                    f"plugin.fact.{f.name}",
+                    f"fact {f.name}",
+                    f"fact {f.name} from {f.source} {_unknown_text(unknown, known)}",
+                    _UNKNOWN_HINT,
+                    f.source,
+                )
 
     def plugin_error(self, key: str, label: str, exc: BaseException) -> None:
         tb = traceback.extract_tb(exc.__traceback__)
@@ -69,6 +111,17 @@ class Registry:
                 source=label,
             )
         )
+
+
+_UNKNOWN_HINT = "Fix the parameter name: each parameter names a fact (see the README's plugin section), or `probe`, `options`, `env`."
+
+
+def _unknown_text(unknown: list[str], known: set[str]) -> str:
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"asks for {', '.join(parts)}, which no fact provider supplies"
 
 
 def _dist_label(ep: md.EntryPoint) -> tuple[str, bool]:
@@ -142,5 +195,6 @@ def discover(checks_paths: tuple[str, ...] = ()) -> Registry:
     load_entry_points(reg)
     for p in checks_paths:
         load_checks_path(reg, p)
+    reg.validate()
     reg.checks.sort(key=lambda c: c.id)
     return reg

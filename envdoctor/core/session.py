@@ -18,15 +18,15 @@ from envdoctor.core.api import CheckSpec
 from envdoctor.core.facts import FactStore
 from envdoctor.core.probe import ProbeClient
 from envdoctor.core.redact import scrub_report
-from envdoctor.core.registry import Registry, discover
+from envdoctor.core.registry import SPECIALS, Registry, discover
 from envdoctor.core.report import Report
 from envdoctor.core.runner import Progress, run_checks
 from envdoctor.core.selection import choose
 from envdoctor.core.version import __version__
 
-# Facts the engine supplies itself. They are inputs, not findings, and are never reported
-# (``env`` holds the whole environment, secrets included).
-SPECIALS = ("probe", "options", "env")
+# Facts the engine supplies itself (SPECIALS, from the registry, which checks parameters against
+# them). They are inputs, not findings, and are never reported (``env`` holds the whole
+# environment, secrets included).
 
 
 @dataclass
