@@ -15,7 +15,9 @@ import importlib
 import importlib.metadata as md
 import importlib.util
 import pkgutil
+import signal
 import sys
+import threading
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -101,12 +103,15 @@ class Registry:
     def plugin_error(self, key: str, label: str, exc: BaseException) -> None:
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+        what = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, Exception):  # SystemExit, KeyboardInterrupt, ... raised by the plugin itself
+            what = f"it raised {type(exc).__name__}({exc!s}), which would have ended the whole run"
         self.problems.append(
             CheckOutcome(
                 id=f"plugin.{key}",
                 title=f"load plugin {label}",
                 status=Status.ERROR,
-                message=f"plugin {label} failed to load: {type(exc).__name__}: {exc}{where}",
+                message=f"plugin {label} failed to load: {what}{where}",
                 hint="Fix or uninstall the plugin; the other checks ran without it.",
                 source=label,
             )
@@ -124,6 +129,46 @@ def _unknown_text(unknown: list[str], known: set[str]) -> str:
     return f"asks for {', '.join(parts)}, which no fact provider supplies"
 
 
+class _Signals:
+    """Tells the user's Ctrl-C or SIGTERM (a signal delivered to this process while plugins load)
+    from a KeyboardInterrupt a plugin raises itself: the first must stop envdoctor, the second
+    is the plugin's failure. Signals reach only the main thread; elsewhere nothing is watched
+    and every KeyboardInterrupt is the plugin's."""
+
+    WATCHED = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._old: dict[int, object] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.WATCHED:
+                try:
+                    self._old[sig] = signal.signal(sig, self._handler)
+                except (ValueError, OSError):
+                    pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+    def _handler(self, signum: int, frame: object) -> None:
+        self.seen = True
+        old = self._old.get(signum)
+        if callable(old):
+            old(signum, frame)
+        elif old != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    def contain(self, reg: Registry, key: str, label: str, exc: BaseException) -> None:
+        """Record a plugin's failure, or re-raise the user's interrupt."""
+        if isinstance(exc, KeyboardInterrupt) and self.seen:
+            raise exc
+        reg.plugin_error(key, label, exc)
+
+
 def _dist_label(ep: md.EntryPoint) -> tuple[str, bool]:
     dist = getattr(ep, "dist", None)
     if dist is None:
@@ -139,32 +184,37 @@ def _submodules(package: ModuleType) -> list[str]:
 
 
 def load_entry_points(reg: Registry, group: str = GROUP) -> None:
-    try:
-        eps = sorted(md.entry_points(group=group), key=lambda e: (not _dist_label(e)[1], e.name))
-    except Exception as e:  # noqa: BLE001 - broken metadata must not stop the doctor
-        reg.plugin_error("metadata", "entry points", e)
-        return
-    for ep in eps:
-        label, builtin = _dist_label(ep)
-        source = "built-in" if builtin else label
+    with _Signals() as sigs:
         try:
-            target = ep.load()
-        except Exception as e:  # noqa: BLE001
-            reg.plugin_error(ep.name, f"{label} ({ep.value})", e)
-            continue
-        if not isinstance(target, ModuleType):
-            reg.plugin_error(ep.name, f"{label} ({ep.value})", TypeError("entry point must name a module"))
-            continue
-        modules = [target]
-        if hasattr(target, "__path__"):
-            modules = [target]
-            for name in _submodules(target):
-                try:
-                    modules.append(importlib.import_module(name))
-                except Exception as e:  # noqa: BLE001
-                    reg.plugin_error(f"{ep.name}.{name.rsplit('.', 1)[-1]}", f"{label} module {name}", e)
-        for mod in modules:
-            reg.add_module(mod, source)
+            eps = sorted(md.entry_points(group=group), key=lambda e: (not _dist_label(e)[1], e.name))
+        except BaseException as e:  # noqa: BLE001 - broken metadata must not stop the doctor
+            sigs.contain(reg, "metadata", "entry points", e)
+            return
+        for ep in eps:
+            _load_entry_point(reg, ep, sigs)
+
+
+def _load_entry_point(reg: Registry, ep: md.EntryPoint, sigs: _Signals) -> None:
+    # BaseException: a plugin calling sys.exit() at import must not end the run (issue 14).
+    label, builtin = _dist_label(ep)
+    source = "built-in" if builtin else label
+    try:
+        target = ep.load()
+    except BaseException as e:  # noqa: BLE001
+        sigs.contain(reg, ep.name, f"{label} ({ep.value})", e)
+        return
+    if not isinstance(target, ModuleType):
+        reg.plugin_error(ep.name, f"{label} ({ep.value})", TypeError("entry point must name a module"))
+        return
+    modules = [target]
+    if hasattr(target, "__path__"):
+        for name in _submodules(target):
+            try:
+                modules.append(importlib.import_module(name))
+            except BaseException as e:  # noqa: BLE001
+                sigs.contain(reg, f"{ep.name}.{name.rsplit('.', 1)[-1]}", f"{label} module {name}", e)
+    for mod in modules:
+        reg.add_module(mod, source)
 
 
 def load_checks_path(reg: Registry, directory: str) -> None:
@@ -173,21 +223,22 @@ def load_checks_path(reg: Registry, directory: str) -> None:
         reg.plugin_error(f"path.{d.name or 'dir'}", f"--checks-path {directory}", NotADirectoryError(f"{directory} is not a directory"))
         return
     reg.paths.append(str(d.resolve()))
-    for file in sorted(d.glob("*.py")):
-        if file.name.startswith("_"):
-            continue
-        name = f"envdoctor_local_{file.stem}"
-        try:
-            spec = importlib.util.spec_from_file_location(name, file)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-        except Exception as e:  # noqa: BLE001
-            sys.modules.pop(name, None)
-            reg.plugin_error(f"path.{file.stem}", f"{file}", e)
-            continue
-        reg.add_module(module, f"path:{file}")
+    with _Signals() as sigs:
+        for file in sorted(d.glob("*.py")):
+            if file.name.startswith("_"):
+                continue
+            name = f"envdoctor_local_{file.stem}"
+            try:
+                spec = importlib.util.spec_from_file_location(name, file)
+                assert spec is not None and spec.loader is not None
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                spec.loader.exec_module(module)
+            except BaseException as e:  # noqa: BLE001 - SystemExit too: see _load_entry_point
+                sys.modules.pop(name, None)
+                sigs.contain(reg, f"path.{file.stem}", f"{file}", e)
+                continue
+            reg.add_module(module, f"path:{file}")
 
 
 def discover(checks_paths: tuple[str, ...] = ()) -> Registry:

@@ -20,6 +20,12 @@ from envdoctor.core.facts import FactStore
 from envdoctor.core.report import CheckOutcome
 
 
+def user_interrupt(e: BaseException) -> bool:
+    """The user's Ctrl-C reaches only the main thread; checks and facts run on worker threads,
+    so a KeyboardInterrupt there (or a SystemExit anywhere) is the code's own doing."""
+    return isinstance(e, KeyboardInterrupt) and threading.current_thread() is threading.main_thread()
+
+
 def _row(
     spec: CheckSpec, status: Status, message: str, *, hint: str = "", duration: float = 0.0, result: Result | None = None
 ) -> CheckOutcome:
@@ -55,6 +61,15 @@ def evaluate(spec: CheckSpec, store: FactStore) -> CheckOutcome:
         return _row(spec, Status.ERROR, f"its probe raised {e.exc_type}: {e.message}", duration=time.monotonic() - start)
     except Exception as e:  # noqa: BLE001 - a crashing check is a row, not a crash
         return _row(spec, Status.ERROR, f"check crashed: {type(e).__name__}: {e}", duration=time.monotonic() - start)
+    except BaseException as e:  # sys.exit() in a check must not end the run (issue 14)
+        if user_interrupt(e):
+            raise
+        return _row(
+            spec,
+            Status.ERROR,
+            f"check raised {type(e).__name__}({e!s}), which would have ended the whole run",
+            duration=time.monotonic() - start,
+        )
     duration = time.monotonic() - start
     if not isinstance(result, Result):
         return _row(spec, Status.ERROR, f"check returned {type(result).__name__}, not a Result", duration=duration)
