@@ -39,18 +39,41 @@ def _row(
         source=spec.source,
         details=dict(result.details) if result else {},
         items=result.items if result else (),
+        fixes=result.fixes if result else (),
         duration=duration,
     )
 
 
-def evaluate(spec: CheckSpec, store: FactStore) -> CheckOutcome:
-    """Run one check; never raises."""
+def evaluate(spec: CheckSpec, store: FactStore, *, on_abandon: Callable[[threading.Thread], None] | None = None) -> CheckOutcome:
+    """Run one check; never raises. A check declaring ``timeout`` gets that long for its own
+    body (the facts it asks for are shared by every check, so their time is not its own)."""
     start = time.monotonic()
     kwargs, blocked = store.arguments(spec.params)
     if blocked is not None:
         if blocked.error:
             return _row(spec, Status.ERROR, f"could not run: {blocked.error}", duration=time.monotonic() - start)
         return _row(spec, Status.SKIP, blocked.reason, duration=time.monotonic() - start)
+    if not spec.timeout:
+        return _judge(spec, kwargs, start)
+    box: list[CheckOutcome] = []
+    body = threading.Thread(target=lambda: box.append(_judge(spec, kwargs, start)), daemon=True, name=f"envdoctor-check {spec.id}")
+    body.start()
+    body.join(spec.timeout)
+    if box:
+        return box[0]
+    # A thread cannot be killed: leave it (daemon) and let the run go on; free what it holds.
+    if on_abandon is not None:
+        on_abandon(body)
+    return _row(
+        spec,
+        Status.ERROR,
+        f"did not finish within its own timeout of {spec.timeout:g} s",
+        hint=f"The check ({spec.source}) hung or is too slow here; the rest of the run went on without it.",
+        duration=time.monotonic() - start,
+    )
+
+
+def _judge(spec: CheckSpec, kwargs: dict, start: float) -> CheckOutcome:
     try:
         result = spec.func(**kwargs)
     except Skip as e:
@@ -101,8 +124,10 @@ def run_checks(
     jobs: int = 8,
     progress: Progress | None = None,
     on_stop: Callable[[], None] | None = None,
+    on_abandon: Callable[[threading.Thread], None] | None = None,
 ) -> RunState:
-    """Evaluate ``specs``. ``deadline`` is a monotonic time; ``on_stop`` kills probes."""
+    """Evaluate ``specs``. ``deadline`` is a monotonic time; ``on_stop`` kills probes;
+    ``on_abandon`` frees what a check left running past its own timeout holds (its probe)."""
     progress = progress or Progress()
     ordered = sorted(specs, key=lambda s: 0 if any(p.name == "probe" for p in s.params) else 1)
     todo: queue.Queue[CheckSpec] = queue.Queue()
@@ -123,7 +148,7 @@ def run_checks(
                     return
                 running[spec.id] = time.monotonic()
             progress.started(spec)
-            outcome = evaluate(spec, store)
+            outcome = evaluate(spec, store, on_abandon=on_abandon)
             with done:
                 running.pop(spec.id, None)
                 if spec.id not in state.outcomes:

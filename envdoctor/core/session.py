@@ -74,7 +74,7 @@ def execute(
     probe.deadline = deadline
     store = FactStore(reg.facts, given={"probe": probe, "options": opts.as_fact(), "env": env})
     try:
-        state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close)
+        state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close, on_abandon=probe.abandon)
     finally:
         probe.close()
     results = [state.outcomes[s.id] for s in chosen] + list(reg.problems)
