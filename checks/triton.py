@@ -23,8 +23,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Item, Status, check, fact, fail, ok, skip, warn, worst
+from envdoctor import Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
 from envdoctor import run_command as run
+from envdoctor_checks._fixes import system_package
 from envdoctor_checks.packages import package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
 
@@ -158,8 +159,29 @@ def installed_tritons(dists: Mapping) -> list[dict]:
     return [dists[n] for n in TRITON_DISTS if n in dists]
 
 
+def _reinstall(python_info, present: list[dict], pin: str) -> list[Fix]:
+    """Uninstall every Triton distribution, then install the pinned one (as data)."""
+    return [pip_fix(python_info, "uninstall", "-y", *(d["name"] for d in present)), pip_fix(python_info, "install", pin)]
+
+
+def _pin_not_installed(torch: dict, pin: str, present: list[dict], install: str, install_fix: Fix, python_info) -> Result:
+    others = ", ".join(f"{d['name']} {d['version']}" for d in present)
+    if others:
+        return fail(
+            f"torch {torch['version']} requires {pin} but {others} is installed instead",
+            f"pip uninstall -y {' '.join(d['name'] for d in present)} && {install}",
+            fixes=[pip_fix(python_info, "uninstall", "-y", *(d["name"] for d in present)), install_fix],
+        )
+    return fail(
+        f"torch {torch['version']} requires {pin} but it is not installed; torch.compile will raise "
+        "'TritonMissing: Cannot find a working triton installation'",
+        install,
+        fixes=[install_fix],
+    )
+
+
 @check("triton.torch_pin", tags=("build",))
-def torch_pin(dists, torch_build=None, triton_pkg=None):
+def torch_pin(dists, torch_build=None, triton_pkg=None, python_info=None):
     """Triton matches the version torch pins"""
     torch = dists.get("torch")
     if torch is None:
@@ -181,18 +203,9 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
     dist = dists.get(req.name)
     pin = f"{req.name}{req.specifier}"
     install = f'pip install --force-reinstall --no-deps "{pin}"' if req.specifier else f"pip install {req.name}"
+    install_fix = pip_fix(python_info, "install", *(("--force-reinstall", "--no-deps", pin) if req.specifier else (req.name,)))
     if dist is None:
-        others = ", ".join(f"{d['name']} {d['version']}" for d in present)
-        if others:
-            return fail(
-                f"torch {torch['version']} requires {pin} but {others} is installed instead",
-                f"pip uninstall -y {' '.join(d['name'] for d in present)} && {install}",
-            )
-        return fail(
-            f"torch {torch['version']} requires {pin} but it is not installed; torch.compile will raise "
-            "'TritonMissing: Cannot find a working triton installation'",
-            install,
-        )
+        return _pin_not_installed(torch, pin, present, install, install_fix, python_info)
     details = {"requirement": req.text, "installed": dist["version"], "marker_applies": req.applies}
     matches = satisfies(req.specifier, dist["version"])
     if not matches:
@@ -201,6 +214,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
             "Triton internals that move between releases (e.g. \"cannot import name 'triton_key'\")",
             f"{install}   # or reinstall torch to get its matching Triton",
             details=details,
+            fixes=[install_fix],
         )
     if triton_pkg is not None and not triton_pkg:
         return fail(
@@ -208,6 +222,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
             "(often after uninstalling another Triton distribution that shared them)",
             f'pip install --force-reinstall --no-deps "{dist["name"]}=={dist["version"]}"',
             details=details,
+            fixes=[pip_fix(python_info, "install", "--force-reinstall", "--no-deps", f"{dist['name']}=={dist['version']}")],
         )
     files_version = triton_pkg.get("version") if triton_pkg else None
     if files_version and not same_release(files_version, dist["version"]):
@@ -216,12 +231,13 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
             "overwrote the triton/ directory",
             f'pip uninstall -y {" ".join(d["name"] for d in present)} && pip install "{pin}"',
             details={**details, "files_version": files_version},
+            fixes=_reinstall(python_info, present, pin),
         )
     return ok(f"{dist['name']} {dist['version']} satisfies torch's pin {pin}", details=details)
 
 
 @check("triton.single_dist", tags=("build",))
-def single_dist(dists):
+def single_dist(dists, python_info=None):
     """Only one distribution provides the triton package"""
     present = installed_tritons(dists)
     if not present:
@@ -237,6 +253,9 @@ def single_dist(dists):
         "uninstalling one deletes the other's files",
         f"pip uninstall -y {' '.join(d['name'] for d in present)}{reinstall}",
         details={"installed": {d["name"]: d["version"] for d in present}},
+        fixes=_reinstall(python_info, present, f"{req.name}{req.specifier}")
+        if req
+        else [pip_fix(python_info, "uninstall", "-y", *(d["name"] for d in present))],
     )
 
 
@@ -338,6 +357,7 @@ def cache_dir(triton_cache, triton_pkg, mounts=None):
             "HOME is unset and this UID has no passwd entry, so Triton's cache would land in a relative '~/.triton/cache' "
             "under the current directory (older Triton: KeyError: 'HOME')",
             "export TRITON_CACHE_DIR=/tmp/triton-$(id -u)   # or set HOME",
+            fixes=[env_fix("TRITON_CACHE_DIR", f"/tmp/triton-{os.getuid()}")],
         )
     probe = DirProbe(**triton_cache["probe"])
     status, message, hint = judge_cache_dir(
@@ -357,7 +377,7 @@ def cache_dir(triton_cache, triton_pkg, mounts=None):
 
 
 @check("triton.c_compiler", tags=("build",))
-def c_compiler_check(c_compiler, triton_pkg):
+def c_compiler_check(c_compiler, triton_pkg, os_release=None):
     """A C compiler for Triton's launcher, chosen as Triton chooses it"""
     if c_compiler.get("problem"):
         hint = (
@@ -370,7 +390,8 @@ def c_compiler_check(c_compiler, triton_pkg):
             if c_compiler["source"] == "PATH"
             else "Triton's launcher build fails (it runs CC as one program, without a shell)"
         )
-        return fail(f"{c_compiler['problem']}: {consequence}", hint, details=c_compiler)
+        fixes = system_package(os_release, apt="gcc", dnf="gcc") if c_compiler["source"] == "PATH" else [env_fix("CC", "/usr/bin/gcc")]
+        return fail(f"{c_compiler['problem']}: {consequence}", hint, details=c_compiler, fixes=fixes)
     return ok(f"{c_compiler['path']} ({c_compiler['source']}){': ' + c_compiler['version'] if c_compiler.get('version') else ''}")
 
 
@@ -402,6 +423,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
         return fail(
             f"TRITON_LIBCUDA_PATH={d} is {what}: Triton stops with 'libcuda.so cannot found!'",
             f"export TRITON_LIBCUDA_PATH={_libcuda_dir_guess(d)}",
+            fixes=[env_fix("TRITON_LIBCUDA_PATH", _libcuda_dir_guess(d))],
         )
     guess = _libcuda_dir_guess()
     if not ldconfig:
@@ -409,6 +431,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
             f"Triton runs /sbin/ldconfig to find libcuda.so.1 and it is missing here ({getattr(ldconfig, 'reason', 'not found')}): "
             "\"FileNotFoundError: ... 'ldconfig'\"",
             f"export TRITON_LIBCUDA_PATH={guess}",
+            fixes=[env_fix("TRITON_LIBCUDA_PATH", guess)],
         )
     found = ldconfig.get("libs", {}).get("libcuda.so.1") or []
     if found:
@@ -416,6 +439,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
             return fail(
                 f"libcuda.so.1 is in the linker cache but Triton runs /sbin/ldconfig, which does not exist (ldconfig is at {ldconfig.get('path')})",
                 f"export TRITON_LIBCUDA_PATH={os.path.dirname(found[0])}",
+                fixes=[env_fix("TRITON_LIBCUDA_PATH", os.path.dirname(found[0]))],
             )
         return ok(f"libcuda.so.1 in the linker cache: {found[0]}", details={"paths": found})
     for d in (env.get("LD_LIBRARY_PATH") or "").split(":"):
@@ -425,6 +449,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
         "libcuda.so.1 is not in the linker cache (`ldconfig -p`) nor on LD_LIBRARY_PATH: Triton stops with "
         "'libcuda.so cannot found!' (typical in containers whose ld cache predates the injected driver)",
         f"ldconfig   # as root, e.g. in the container entrypoint; or: export TRITON_LIBCUDA_PATH={guess}",
+        fixes=[Fix(("ldconfig",), scope="system", needs_root=True), env_fix("TRITON_LIBCUDA_PATH", guess)],
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from envdoctor.core.api import Fix, Item, Status
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: results carry "fixes"
 
 
 @dataclass(frozen=True)
