@@ -12,8 +12,8 @@ import pwd
 import re
 from collections.abc import Mapping
 
-from envdoctor import check, fact, fail, ok, skip, warn
-from envdoctor.core.api import Status
+from envdoctor import Status, check, env_fix, fact, fail, ok, skip, warn
+from envdoctor_checks._fixes import system_package
 from envdoctor_checks.triton import DirProbe, judge_cache_dir, probe_dir, torch_triton_requirement
 
 # torch release -> first Python its Dynamo refuses (catalog C5); used only when torch's own
@@ -122,22 +122,24 @@ def disabled_by_env(env, torch_build):
 
 
 @check("compile.cxx_compiler", tags=("build",))
-def cxx_compiler_check(cxx_compiler, torch_build, env):
+def cxx_compiler_check(cxx_compiler, torch_build, env, os_release=None):
     """A C++ compiler for Inductor's CPU backend"""
     if cxx_compiler["problem"]:
         import shutil
 
         clang = shutil.which("clang++", path=env.get("PATH", ""))
         if cxx_compiler["source"] == "CXX":
-            hint = "export CXX=/usr/bin/g++   # one executable; or unset CXX"
+            hint, fixes = "export CXX=/usr/bin/g++   # one executable; or unset CXX", [env_fix("CXX", "/usr/bin/g++")]
         elif clang:
-            hint = f"export CXX={clang}   # Inductor only looks for g++ unless CXX is set"
+            hint, fixes = f"export CXX={clang}   # Inductor only looks for g++ unless CXX is set", [env_fix("CXX", clang)]
         else:
             hint = 'apt-get install g++   # or: dnf install gcc-c++; or torch.compile(backend="aot_eager")'
+            fixes = system_package(os_release, apt="g++", dnf="gcc-c++")
         return fail(
             f"{cxx_compiler['problem']}: torch.compile on CPU fails with 'InvalidCxxCompiler: No working C++ compiler found'",
             hint,
             details=cxx_compiler,
+            fixes=fixes,
         )
     version = f": {cxx_compiler['version']}" if cxx_compiler.get("version") else ""
     return ok(f"{cxx_compiler['path']} (from {cxx_compiler['source']}){version}")

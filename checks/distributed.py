@@ -15,9 +15,22 @@ from __future__ import annotations
 
 import statistics
 
-from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.core.api import Item, Result, Status
-from envdoctor.modes.distributed import DEFAULT_RANK_TIMEOUT, LAUNCHER_NAMES, NOT_LAUNCHED, detect_launch
+from envdoctor import (
+    DEFAULT_RANK_TIMEOUT,
+    LAUNCHER_NAMES,
+    NOT_LAUNCHED,
+    Item,
+    Result,
+    Status,
+    Unavailable,
+    check,
+    detect_launch,
+    fact,
+    fail,
+    ok,
+    skip,
+    warn,
+)
 
 TAGS = ("distributed",)
 # A link or rank this far below the median is a finding; collectives run at the slowest link.

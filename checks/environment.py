@@ -13,8 +13,7 @@ Fact: ``env_vars`` -- {name: value} for the allowlisted variables that are set.
 
 from __future__ import annotations
 
-from envdoctor import check, fact, ok
-from envdoctor.core.redact import REDACTED, is_secret_key
+from envdoctor import REDACTED, check, fact, is_secret_key, ok
 
 # Prefixes of the families that configure CUDA, NVIDIA containers, torch, Triton, XLA/TPU,
 # NCCL, OpenMP and the math libraries.

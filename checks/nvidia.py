@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from envdoctor import Item, Skip, Status, Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.core.subproc import run
+from envdoctor import Item, Skip, Status, Unavailable, check, env_fix, fact, fail, ok, skip, warn
+from envdoctor import run_command as run
 from envdoctor_checks import _cuda_compat as compat
 
 PROC_VERSION = "/proc/driver/nvidia/version"
@@ -674,6 +674,7 @@ def cuda_visible_devices(gpus, env):
             "CUDA numbers them fastest-first, not as nvidia-smi does, so the index may pick another GPU",
             hint="export CUDA_DEVICE_ORDER=PCI_BUS_ID (or select GPUs by UUID from `nvidia-smi -L`)",
             details=details,
+            fixes=[env_fix("CUDA_DEVICE_ORDER", "PCI_BUS_ID")],
         )
     return ok(
         f"CUDA_VISIBLE_DEVICES={value!r} selects {len(v.selected)} of {n} GPU(s): " + ", ".join(_gpu_label(g) for g in v.selected),
@@ -882,4 +883,5 @@ def p2p_consumer(gpus, env, nvidia_query=None):
     return warn(
         f"{len(consumer)} consumer GPUs ({consumer[0].get('name')}) and {why}: multi-GPU NCCL jobs can hang in all_reduce",
         hint="export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 for multi-GPU jobs (or disable the IOMMU/ACS in the BIOS)",
+        fixes=[env_fix("NCCL_P2P_DISABLE", "1"), env_fix("NCCL_IB_DISABLE", "1")],
     )

@@ -11,8 +11,7 @@ temperature, power and clock-event ("throttle") reasons.
 
 from __future__ import annotations
 
-from envdoctor import Item, Status, Unavailable, check, fact, ok, warn
-from envdoctor.core.api import worst
+from envdoctor import Item, Status, Unavailable, check, fact, ok, warn, worst
 from envdoctor_checks._perf_table import METRIC_UNITS, WARN_BELOW, lookup
 
 MATMUL_DTYPES = ("bf16", "fp16", "tf32")

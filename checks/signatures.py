@@ -11,7 +11,7 @@ tests/fixtures/triage/cases.toml for the threads).
 
 from __future__ import annotations
 
-from envdoctor.core.signatures import Signature
+from envdoctor import Signature
 
 _S = Signature
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from envdoctor import Item, ProbeRaised, Result, Skip, Status, check, fail, ok, skip, warn
-from envdoctor.core.api import worst
-from envdoctor.core.signatures import best
+from envdoctor import Item, ProbeRaised, Result, Skip, Status, best_signature, check, fail, ok, skip, warn, worst
 from envdoctor_checks.signatures import SIGNATURES
 
 BODY = "envdoctor_checks.bodies.smoke"
@@ -42,7 +40,7 @@ def diagnose(e: ProbeRaised, check_id: str) -> tuple[str, str]:
     printed (the compiler error Triton or Inductor printed, a missing Python.h or compiler, a
     CUDA error), from the same catalog ``envdoctor triage`` reads pastes with; else the exception."""
     text = "\n".join((e.output or "", e.traceback or "", f"{e.exc_type}: {e.message}"))
-    found = best(text, SIGNATURES)
+    found = best_signature(text, SIGNATURES)
     if found is not None:
         return found.cause, found.fix
     first = (e.message or "").strip().splitlines()

@@ -14,7 +14,7 @@ import sysconfig
 from pathlib import Path
 
 from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.core.subproc import run
+from envdoctor import run_command as run
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -17,8 +17,9 @@ import stat
 import sys
 from collections.abc import Mapping
 
-from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.core.subproc import last_line, run
+from envdoctor import Unavailable, check, env_fix, fact, fail, last_line, ok, skip, warn
+from envdoctor import run_command as run
+from envdoctor_checks._fixes import system_package
 from envdoctor_checks.triton import major_minor, parse_release
 
 
@@ -90,7 +91,7 @@ def cxx_compiler(env) -> dict:
 
 
 @check("toolchain.python_h", tags=("build",))
-def python_h(python_info, dists):
+def python_h(python_info, dists, os_release=None):
     """Python.h is present for the code torch.compile and Triton build at run time"""
     users = []
     if "torch" in dists:
@@ -106,6 +107,7 @@ def python_h(python_info, dists):
     return fail(
         f"Python.h is missing from {inc}: {' and '.join(users)} fail with 'fatal error: Python.h: No such file or directory'",
         f"apt-get install python{v[0]}.{v[1]}-dev   # or: dnf install python3-devel; or use a Python that ships its headers",
+        fixes=system_package(os_release, apt=f"python{v[0]}.{v[1]}-dev", dnf="python3-devel"),
     )
 
 
@@ -157,6 +159,7 @@ def nvcc(torch_build, cuda_toolkit=None):
         return warn(
             f"the CUDA toolkit at {where} is unusable: {cuda_toolkit['problem']}; building CUDA extensions from source will fail",
             f"export CUDA_HOME=/usr/local/cuda-{tc}   # a toolkit with bin/nvcc, matching torch's CUDA {tc}",
+            fixes=[env_fix("CUDA_HOME", f"/usr/local/cuda-{tc}")],
         )
     have, want = major_minor(cuda_toolkit["version"]), major_minor(tc)
     details = {"nvcc": cuda_toolkit["version"], "torch_cuda": tc, "cuda_home": cuda_toolkit["home"]}
@@ -167,6 +170,7 @@ def nvcc(torch_build, cuda_toolkit=None):
             "version that was used to compile PyTorch'; prebuilt wheels are unaffected",
             f"export CUDA_HOME=/usr/local/cuda-{tc}   # install it with e.g. apt-get install cuda-toolkit-{tc.replace('.', '-')}",
             details=details,
+            fixes=[env_fix("CUDA_HOME", f"/usr/local/cuda-{tc}")],
         )
     note = "" if have == want else " (minor versions differ: torch only warns, extension builds work)"
     return ok(f"nvcc {cuda_toolkit['version']} at {where}; torch CUDA {tc}{note}", details=details)
@@ -176,7 +180,7 @@ def nvcc(torch_build, cuda_toolkit=None):
 
 
 @check("toolchain.libgomp", tags=("build",))
-def libgomp(torch_build, env, ldconfig=None):
+def libgomp(torch_build, env, ldconfig=None, os_release=None):
     """libgomp.so.1 (OpenMP) is available to torch"""
     loc = torch_build["location"]
     bundled = sorted(
@@ -202,6 +206,7 @@ def libgomp(torch_build, env, ldconfig=None):
     return fail(
         "libgomp.so.1 is neither bundled with torch nor installed: 'OSError: libgomp.so.1: cannot open shared object file'",
         "apt-get install libgomp1   # or: dnf install libgomp",
+        fixes=system_package(os_release, apt="libgomp1", dnf="libgomp"),
     )
 
 

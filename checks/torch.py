@@ -18,7 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Item, Skip, Status, Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor import Fix, Item, Skip, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, warn
 from envdoctor_checks import _cuda_compat as compat
 from envdoctor_checks.packages import package_dir
 
@@ -136,10 +136,17 @@ def _cuda_build(torch_build) -> str:
     return torch_build["cuda"]
 
 
-def _index_hint(driver) -> str:
+def _index_url(driver) -> str:
     tag = compat.best_index_for_driver(driver.get("cuda_version")) if driver else None
-    tag = tag or "cu130"
-    return f"pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{tag}"
+    return f"https://download.pytorch.org/whl/{tag or 'cu130'}"
+
+
+def _index_hint(driver) -> str:
+    return f"pip install --force-reinstall torch --index-url {_index_url(driver)}"
+
+
+def _index_fix(driver, python_info) -> Fix:
+    return pip_fix(python_info, "install", "--force-reinstall", "torch", "--index-url", _index_url(driver))
 
 
 def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
@@ -260,7 +267,7 @@ def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None)
 
 
 @check("torch.driver_supports_cuda", tags=("gpu",))
-def driver_supports_cuda(torch_build, driver):
+def driver_supports_cuda(torch_build, driver, python_info=None):
     """The NVIDIA driver is new enough for torch's CUDA"""
     # B1: "The NVIDIA driver on your system is too old (found version 12080)" / "CUDA driver
     # version is insufficient for CUDA runtime version". PyPI torch >= 2.11 is CUDA 13 (R580+).
@@ -279,12 +286,14 @@ def driver_supports_cuda(torch_build, driver):
             f"{subject}: {verdict.message}; CUDA fails with 'driver version is insufficient'",
             hint=f"upgrade the NVIDIA driver to {need}, or install the torch build for your driver: {_index_hint(driver)}",
             details=details,
+            fixes=[_index_fix(driver, python_info)],
         )
     if verdict.level == "minor_compat":
         return warn(
             f"{subject}: {verdict.message} (PTX JIT and some newer APIs are unavailable)",
             hint=f"upgrade the NVIDIA driver to >= {verdict.needed_driver or 'the CUDA ' + tcuda + ' release driver'}, or: {_index_hint(driver)}",
             details=details,
+            fixes=[_index_fix(driver, python_info)],
         )
     return ok(f"{subject}" + (" via forward compatibility" if forward else ""), details=details)
 
@@ -416,7 +425,7 @@ _CUDA_PKG = re.compile(r"^(nvidia-|cuda-toolkit|cuda-bindings)")
 
 
 @check("torch.nvidia_wheel_pins", tags=("build",))
-def nvidia_wheel_pins(dists):
+def nvidia_wheel_pins(dists, python_info=None):
     """The nvidia-* CUDA packages match torch's exact pins"""
     # B7: JAX/TF/vLLM install other nvidia-* versions into the same site-packages/nvidia tree:
     # "torch 2.x requires nvidia-cudnn-cu12==9.1.0.70, but you have nvidia-cudnn-cu12 9.8..."
@@ -450,6 +459,7 @@ def nvidia_wheel_pins(dists):
             f"torch {torch['version']} requires {', '.join(missing)}, which is not installed: import torch fails with 'cannot open shared object file'",
             hint=f"pip install --force-reinstall 'torch=={torch['version']}' (without --no-deps) to restore its pinned CUDA libraries",
             items=items,
+            fixes=[pip_fix(python_info, "install", "--force-reinstall", f"torch=={torch['version']}")],
         )
     if wrong or clash:
         what = "; ".join(wrong + ([f"both CUDA families installed: {', '.join(clash)}"] if clash else []))
@@ -457,6 +467,7 @@ def nvidia_wheel_pins(dists):
             f"CUDA packages differ from torch {torch['version']}'s pins: {what}",
             hint=f"pip install --force-reinstall --no-cache-dir 'torch=={torch['version']}' restores the pins; keep JAX/TF in a separate environment",
             items=items,
+            fixes=[pip_fix(python_info, "install", "--force-reinstall", "--no-cache-dir", f"torch=={torch['version']}")],
         )
     return ok(f"{len(pins)} pinned CUDA package(s) match torch {torch['version']}", items=items)
 
@@ -600,7 +611,7 @@ def duplicate_installs(torch_spec, dists):
 
 
 @check("torch.numpy_abi", tags=("build",))
-def numpy_abi(dists):
+def numpy_abi(dists, python_info=None):
     """NumPy's major version suits torch and the installed packages"""
     # B10: "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash."
     np, torch = dists.get("numpy"), dists.get("torch")
@@ -614,6 +625,7 @@ def numpy_abi(dists):
         return fail(
             f"numpy {np['version']} with torch {torch['version']}: torch < 2.3 was built against NumPy 1.x ('Failed to initialize NumPy: _ARRAY_API not found')",
             hint="pip install 'numpy<2' (or upgrade torch to >= 2.3)",
+            fixes=[pip_fix(python_info, "install", "numpy<2")],
         )
     unsatisfied = []
     for d in dists.values():

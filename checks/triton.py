@@ -23,10 +23,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Item, Status, check, fact, fail, ok, skip, warn
-from envdoctor.core.api import worst
-from envdoctor.core.subproc import run
+from envdoctor import Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
+from envdoctor import run_command as run
 from envdoctor_checks import _release_data as release_data
+from envdoctor_checks._fixes import system_package
 from envdoctor_checks.packages import package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
 
@@ -178,7 +178,7 @@ def release_table_pin(torch_version: str) -> tuple[str, str] | None:
     return f"=={major}.{minor}.*", f"Triton {major}.{minor}.x, which the torch {line.line} releases pin"
 
 
-def unpinned_cuda_torch(torch, present):
+def unpinned_cuda_torch(torch, present, python_info=None):
     """A CUDA torch that declares no Triton (a source build, conda, an edited METADATA) still
     needs the Triton of its release: without a check, Inductor fails with
     "cannot import name 'triton_key'"."""
@@ -193,17 +193,39 @@ def unpinned_cuda_torch(torch, present):
     if not wrong:
         return ok(f"{', '.join(d['name'] + ' ' + d['version'] for d in present)}: {what} (release table; torch itself pins none)")
     exact = spec.removeprefix("==") if spec.startswith("==") and "*" not in spec else None
-    target = f"triton=={exact}" if exact else f"'triton{spec}'"
+    target = f"triton=={exact}" if exact else f"triton{spec}"
     return fail(
         f"{', '.join(d['name'] + ' ' + d['version'] for d in wrong)} is installed; {why}. Inductor imports Triton internals "
         "that move between releases (\"cannot import name 'triton_key'\")",
-        f"pip install --force-reinstall --no-deps {target}",
+        f"pip install --force-reinstall --no-deps '{target}'",
         details={"expected": spec, "source": "release table (envdoctor_checks/data/torch_releases.json)"},
+        fixes=[pip_fix(python_info, "install", "--force-reinstall", "--no-deps", target)],
+    )
+
+
+def _reinstall(python_info, present: list[dict], pin: str) -> list[Fix]:
+    """Uninstall every Triton distribution, then install the pinned one (as data)."""
+    return [pip_fix(python_info, "uninstall", "-y", *(d["name"] for d in present)), pip_fix(python_info, "install", pin)]
+
+
+def _pin_not_installed(torch: dict, pin: str, present: list[dict], install: str, install_fix: Fix, python_info) -> Result:
+    others = ", ".join(f"{d['name']} {d['version']}" for d in present)
+    if others:
+        return fail(
+            f"torch {torch['version']} requires {pin} but {others} is installed instead",
+            f"pip uninstall -y {' '.join(d['name'] for d in present)} && {install}",
+            fixes=[pip_fix(python_info, "uninstall", "-y", *(d["name"] for d in present)), install_fix],
+        )
+    return fail(
+        f"torch {torch['version']} requires {pin} but it is not installed; torch.compile will raise "
+        "'TritonMissing: Cannot find a working triton installation'",
+        install,
+        fixes=[install_fix],
     )
 
 
 @check("triton.torch_pin", tags=("build",))
-def torch_pin(dists, torch_build=None, triton_pkg=None):
+def torch_pin(dists, torch_build=None, triton_pkg=None, python_info=None):
     """Triton matches the version torch pins"""
     torch = dists.get("torch")
     if torch is None:
@@ -213,7 +235,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
     if req is None:
         kind = torch_build.get("kind") if torch_build else None
         if kind == "cuda":
-            return unpinned_cuda_torch(torch, present)
+            return unpinned_cuda_torch(torch, present, python_info)
         why = "a CPU build; torch.compile uses Inductor's C++ backend there" if kind == "cpu" else "it declares no Triton dependency"
         extra = f"; {', '.join(d['name'] + ' ' + d['version'] for d in present)} is installed on its own" if present else ""
         return skip(f"torch {torch['version']} does not depend on Triton: {why}{extra}")
@@ -227,18 +249,9 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
     dist = dists.get(req.name)
     pin = f"{req.name}{req.specifier}"
     install = f'pip install --force-reinstall --no-deps "{pin}"' if req.specifier else f"pip install {req.name}"
+    install_fix = pip_fix(python_info, "install", *(("--force-reinstall", "--no-deps", pin) if req.specifier else (req.name,)))
     if dist is None:
-        others = ", ".join(f"{d['name']} {d['version']}" for d in present)
-        if others:
-            return fail(
-                f"torch {torch['version']} requires {pin} but {others} is installed instead",
-                f"pip uninstall -y {' '.join(d['name'] for d in present)} && {install}",
-            )
-        return fail(
-            f"torch {torch['version']} requires {pin} but it is not installed; torch.compile will raise "
-            "'TritonMissing: Cannot find a working triton installation'",
-            install,
-        )
+        return _pin_not_installed(torch, pin, present, install, install_fix, python_info)
     details = {"requirement": req.text, "installed": dist["version"], "marker_applies": req.applies}
     matches = satisfies(req.specifier, dist["version"])
     if not matches:
@@ -247,6 +260,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
             "Triton internals that move between releases (e.g. \"cannot import name 'triton_key'\")",
             f"{install}   # or reinstall torch to get its matching Triton",
             details=details,
+            fixes=[install_fix],
         )
     if triton_pkg is not None and not triton_pkg:
         return fail(
@@ -254,6 +268,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
             "(often after uninstalling another Triton distribution that shared them)",
             f'pip install --force-reinstall --no-deps "{dist["name"]}=={dist["version"]}"',
             details=details,
+            fixes=[pip_fix(python_info, "install", "--force-reinstall", "--no-deps", f"{dist['name']}=={dist['version']}")],
         )
     files_version = triton_pkg.get("version") if triton_pkg else None
     if files_version and not same_release(files_version, dist["version"]):
@@ -262,12 +277,13 @@ def torch_pin(dists, torch_build=None, triton_pkg=None):
             "overwrote the triton/ directory",
             f'pip uninstall -y {" ".join(d["name"] for d in present)} && pip install "{pin}"',
             details={**details, "files_version": files_version},
+            fixes=_reinstall(python_info, present, pin),
         )
     return ok(f"{dist['name']} {dist['version']} satisfies torch's pin {pin}", details=details)
 
 
 @check("triton.single_dist", tags=("build",))
-def single_dist(dists):
+def single_dist(dists, python_info=None):
     """Only one distribution provides the triton package"""
     present = installed_tritons(dists)
     if not present:
@@ -283,6 +299,9 @@ def single_dist(dists):
         "uninstalling one deletes the other's files",
         f"pip uninstall -y {' '.join(d['name'] for d in present)}{reinstall}",
         details={"installed": {d["name"]: d["version"] for d in present}},
+        fixes=_reinstall(python_info, present, f"{req.name}{req.specifier}")
+        if req
+        else [pip_fix(python_info, "uninstall", "-y", *(d["name"] for d in present))],
     )
 
 
@@ -399,6 +418,7 @@ def _cache_dir(triton_cache, mounts):
             "HOME is unset and this UID has no passwd entry, so Triton's cache would land in a relative '~/.triton/cache' "
             "under the current directory (older Triton: KeyError: 'HOME')",
             "export TRITON_CACHE_DIR=/tmp/triton-$(id -u)   # or set HOME",
+            fixes=[env_fix("TRITON_CACHE_DIR", f"/tmp/triton-{os.getuid()}")],
         )
     probe = DirProbe(**triton_cache["probe"])
     status, message, hint = judge_cache_dir(
@@ -418,12 +438,12 @@ def _cache_dir(triton_cache, mounts):
 
 
 @check("triton.c_compiler", tags=("build",))
-def c_compiler_check(c_compiler, triton_pkg, torch_build=None):
+def c_compiler_check(c_compiler, triton_pkg, torch_build=None, os_release=None):
     """A C compiler for Triton's launcher, chosen as Triton chooses it"""
-    return only_on_gpu(_c_compiler(c_compiler), torch_build)
+    return only_on_gpu(_c_compiler(c_compiler, os_release), torch_build)
 
 
-def _c_compiler(c_compiler):
+def _c_compiler(c_compiler, os_release):
     if c_compiler.get("problem"):
         hint = (
             "apt-get install gcc   # or: dnf install gcc"
@@ -435,7 +455,8 @@ def _c_compiler(c_compiler):
             if c_compiler["source"] == "PATH"
             else "Triton's launcher build fails (it runs CC as one program, without a shell)"
         )
-        return fail(f"{c_compiler['problem']}: {consequence}", hint, details=c_compiler)
+        fixes = system_package(os_release, apt="gcc", dnf="gcc") if c_compiler["source"] == "PATH" else [env_fix("CC", "/usr/bin/gcc")]
+        return fail(f"{c_compiler['problem']}: {consequence}", hint, details=c_compiler, fixes=fixes)
     return ok(f"{c_compiler['path']} ({c_compiler['source']}){': ' + c_compiler['version'] if c_compiler.get('version') else ''}")
 
 
@@ -467,6 +488,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
         return fail(
             f"TRITON_LIBCUDA_PATH={d} is {what}: Triton stops with 'libcuda.so cannot found!'",
             f"export TRITON_LIBCUDA_PATH={_libcuda_dir_guess(d)}",
+            fixes=[env_fix("TRITON_LIBCUDA_PATH", _libcuda_dir_guess(d))],
         )
     guess = _libcuda_dir_guess()
     if not ldconfig:
@@ -474,6 +496,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
             f"Triton runs /sbin/ldconfig to find libcuda.so.1 and it is missing here ({getattr(ldconfig, 'reason', 'not found')}): "
             "\"FileNotFoundError: ... 'ldconfig'\"",
             f"export TRITON_LIBCUDA_PATH={guess}",
+            fixes=[env_fix("TRITON_LIBCUDA_PATH", guess)],
         )
     found = ldconfig.get("libs", {}).get("libcuda.so.1") or []
     if found:
@@ -481,6 +504,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
             return fail(
                 f"libcuda.so.1 is in the linker cache but Triton runs /sbin/ldconfig, which does not exist (ldconfig is at {ldconfig.get('path')})",
                 f"export TRITON_LIBCUDA_PATH={os.path.dirname(found[0])}",
+                fixes=[env_fix("TRITON_LIBCUDA_PATH", os.path.dirname(found[0]))],
             )
         return ok(f"libcuda.so.1 in the linker cache: {found[0]}", details={"paths": found})
     for d in (env.get("LD_LIBRARY_PATH") or "").split(":"):
@@ -490,6 +514,7 @@ def libcuda(triton_pkg, env, driver=None, ldconfig=None):
         "libcuda.so.1 is not in the linker cache (`ldconfig -p`) nor on LD_LIBRARY_PATH: Triton stops with "
         "'libcuda.so cannot found!' (typical in containers whose ld cache predates the injected driver)",
         f"ldconfig   # as root, e.g. in the container entrypoint; or: export TRITON_LIBCUDA_PATH={guess}",
+        fixes=[Fix(("ldconfig",), scope="system", needs_root=True), env_fix("TRITON_LIBCUDA_PATH", guess)],
     )
 
 

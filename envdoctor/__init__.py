@@ -1,9 +1,29 @@
 """envdoctor: will PyTorch, Triton, torch.compile and torch_xla work on this machine?
 
-This module is the public API for check authors; everything else in the package is internal.
+This module is the public API for check authors: a check or plugin imports only from here
+(``from envdoctor import check, fact, ok, warn, fail``); every submodule is internal and may
+change. The built-in checks (``envdoctor_checks``) follow the same rule, and a test enforces it.
+
+- declaring: :func:`check`, :func:`fact`
+- results: :func:`ok`, :func:`warn`, :func:`fail`, :func:`skip`, :class:`Result`,
+  :class:`Item`, :class:`Status`, :func:`worst`; remediation as data: :class:`Fix`,
+  :func:`pip_fix`, :func:`env_fix`
+- signals: :class:`Skip` (from a check), :class:`Unavailable` (from a fact), :class:`Missing`
+  (what an optional parameter receives when its fact is unavailable)
+- probes (the ``probe`` parameter): :class:`ProbeClient`, :class:`ProbeError`,
+  :class:`ProbeRaised`, :func:`explain_output`
+- external commands with a deadline: :func:`run_command` (returns :class:`Completed`),
+  :func:`last_line`
+- secrets: :func:`is_secret_key`, :data:`REDACTED`
+- error signatures (known error texts -> cause, check, fix): :class:`Signature`,
+  :class:`Finding`, :func:`find_signatures`, :func:`best_signature`; a module-level
+  ``SIGNATURES`` tuple in a plugin module extends the catalog
+- launchers (distributed checks): :func:`detect_launch`, :class:`Launch`,
+  :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`
 """
 
 from envdoctor.core.api import (
+    Fix,
     Item,
     Missing,
     ProbeError,
@@ -13,30 +33,58 @@ from envdoctor.core.api import (
     Status,
     Unavailable,
     check,
+    env_fix,
     fact,
     fail,
     ok,
+    pip_fix,
     skip,
     warn,
     worst,
 )
-
-__version__ = "0.1.0"
+from envdoctor.core.probe import ProbeClient, explain_output
+from envdoctor.core.redact import REDACTED, is_secret_key
+from envdoctor.core.signatures import Finding, Signature
+from envdoctor.core.signatures import best as best_signature
+from envdoctor.core.signatures import find as find_signatures
+from envdoctor.core.subproc import Completed, last_line
+from envdoctor.core.subproc import run as run_command
+from envdoctor.core.version import __version__
+from envdoctor.modes.distributed import DEFAULT_RANK_TIMEOUT, LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
 
 __all__ = [
+    "DEFAULT_RANK_TIMEOUT",
+    "LAUNCHER_NAMES",
+    "NOT_LAUNCHED",
+    "REDACTED",
+    "Completed",
+    "Finding",
+    "Fix",
     "Item",
+    "Launch",
     "Missing",
+    "ProbeClient",
     "ProbeError",
     "ProbeRaised",
     "Result",
+    "Signature",
     "Skip",
     "Status",
     "Unavailable",
     "__version__",
+    "best_signature",
     "check",
+    "detect_launch",
+    "env_fix",
+    "explain_output",
     "fact",
     "fail",
+    "find_signatures",
+    "is_secret_key",
+    "last_line",
     "ok",
+    "pip_fix",
+    "run_command",
     "skip",
     "warn",
     "worst",

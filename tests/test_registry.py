@@ -80,3 +80,79 @@ def test_duplicate_check_id_is_an_error_row(tmp_path):
     r = run_cli("check", "--checks-path", str(tmp_path), "--select", "system.python", "--format", "json")
     rows = json.loads(r.stdout)["results"]
     assert any(x["status"] == "error" and "duplicate check id" in x["message"] for x in rows)
+
+
+MISSPELT = """
+from envdoctor import check, fact, ok
+
+@fact("site_gpus")
+def site_gpus(gpuz):
+    return gpuz
+
+@check("site.gpus", tags=("build",))
+def site_gpu_count(gpuss):
+    '''The site's GPUs are all there'''
+    return ok(str(gpuss))
+
+@check("site.fine", tags=("build",))
+def fine(env):
+    '''A check whose parameters are all known'''
+    return ok("fine")
+"""
+
+
+def test_unknown_fact_parameters_are_error_rows_at_load_time(tmp_path):
+    site = make_plugin(tmp_path / "site", "envdoctor-typo", "envdoctor_typo", MISSPELT)
+    env = {"PYTHONPATH": str(site)}
+    listing = run_cli("list", env=env)
+    assert listing.returncode == 0
+    lines = {line.split()[0]: line for line in listing.stdout.splitlines() if line.strip()}
+    assert "ERROR" in lines["site.gpus"] and "'gpuss' (did you mean 'gpus'?)" in lines["site.gpus"]
+    assert "envdoctor-typo 1.0 [envdoctor_typo]" in lines["site.gpus"]
+    assert "ERROR" in lines["plugin.fact.site_gpus"] and "'gpuz'" in lines["plugin.fact.site_gpus"]
+    assert "ERROR" not in lines["site.fine"]
+    assert "2 plugin problem(s)" in listing.stdout
+    # Reported in every run, whatever is selected; selecting the broken check is no usage error.
+    for sel in ("system.python", "site.gpus"):
+        r = run_cli("check", "--select", sel, "--format", "json", env=env)
+        assert r.returncode == 1, r.stderr
+        rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
+        assert rows["site.gpus"]["status"] == "error" and rows["site.gpus"]["source"].startswith("envdoctor-typo 1.0")
+        assert rows["plugin.fact.site_gpus"]["status"] == "error"
+        assert len([x for x in rows.values() if x["status"] == "error"]) == 2
+
+
+def test_plugin_fact_reusing_a_builtin_fact_name_is_an_error_row(tmp_path):
+    (tmp_path / "clash.py").write_text(
+        "from envdoctor import check, fact, ok\n"
+        "@fact('python_info')\ndef mine():\n    return {'version': 'fake'}\n"
+        "@check('local.py', tags=('build',))\ndef uses(python_info):\n    '''Python known'''\n    return ok(python_info['version'])\n"
+    )
+    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "local", "--format", "json")
+    rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
+    clash = rows["plugin.fact.python_info"]
+    assert clash["status"] == "error" and f"path:{tmp_path / 'clash.py'}" in clash["message"] and "built-in" in clash["message"]
+    assert rows["local.py"]["status"] == "pass" and rows["local.py"]["message"] != "fake"  # the built-in fact was kept
+    listing = run_cli("list", "--checks-path", str(tmp_path))
+    assert "plugin.fact.python_info" in listing.stdout and "ERROR" in listing.stdout
+
+
+def test_duplicate_check_id_names_both_sources_and_keeps_the_first(tmp_path):
+    (tmp_path / "dup.py").write_text(
+        "from envdoctor import check, ok\n@check('system.python')\ndef again():\n    '''dup'''\n    return ok('impostor')\n"
+    )
+    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "system.python", "--format", "json")
+    rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
+    dup = rows["plugin.duplicate.system.python"]
+    assert dup["status"] == "error" and "built-in" in dup["message"] and f"path:{tmp_path / 'dup.py'}" in dup["message"]
+    assert rows["system.python"]["status"] == "pass" and rows["system.python"]["message"] != "impostor"
+    listing = run_cli("list", "--checks-path", str(tmp_path))
+    assert "plugin.duplicate.system.python" in listing.stdout
+
+
+def test_builtin_checks_have_no_registry_problems():
+    from envdoctor.core.registry import discover
+
+    reg = discover()
+    assert reg.problems == []
+    assert len(reg.checks) > 50

@@ -105,7 +105,7 @@ def check_cmd(
     sel, desel = split_patterns(select), split_patterns(deselect)
     conf = config.load(config_file, expects)
     reg = discover(tuple(checks_path))
-    missing = unmatched([*reg.checks, *config.expectation_specs(conf, profile)], sel)  # `--select expect` is fine
+    missing = unmatched([*reg.checks, *reg.problems, *config.expectation_specs(conf, profile)], sel)  # `--select expect` is fine
     if missing:
         raise click.UsageError(f"no check matches {', '.join(repr(m) for m in missing)} (see `envdoctor list`)")
     opts = RunOptions(select=sel, deselect=desel, profile=profile, timeout=timeout, checks_paths=checks_path, verbose=verbose)

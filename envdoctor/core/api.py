@@ -16,6 +16,12 @@ returns a :class:`Result`. Both name what they need by parameter name::
             return warn("/dev/shm is 64 MiB", hint="docker run --shm-size=16g ...")
         return ok(f"/dev/shm is {shm['size'] >> 30} GiB")
 
+A hint may carry the exact commands that apply it, as :class:`Fix` objects: reporters show
+them under the hint and the JSON report carries them, so tooling can offer to run them::
+
+    return fail("triton 3.4.0 does not match torch's pin", "Install the Triton torch pins.",
+                fixes=[pip_fix(python_info, "install", "triton==3.5.0")])
+
 A check whose required fact is unavailable is skipped with that fact's reason. Give the
 parameter a default (``nvml=None``) to receive a falsy :class:`Missing` (carrying ``reason``)
 instead and judge the absence yourself.
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +64,47 @@ class Item:
     message: str = ""
 
 
+FIX_SCOPES = ("venv", "environment", "system")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One command that applies (part of) a hint, as data.
+
+    ``scope`` says what it changes: ``venv`` the examined Python environment (pip),
+    ``environment`` the shell or job environment (a variable), ``system`` the machine (packages,
+    the linker cache, drivers). ``needs_root`` is true when it must run as root.
+    """
+
+    argv: tuple[str, ...]
+    scope: str = "system"
+    needs_root: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.argv, str) or not self.argv:
+            raise ValueError(f"Fix.argv must be a non-empty sequence of arguments, not {self.argv!r}")
+        object.__setattr__(self, "argv", tuple(str(a) for a in self.argv))
+        if self.scope not in FIX_SCOPES:
+            raise ValueError(f"Fix.scope must be one of {', '.join(FIX_SCOPES)}: {self.scope!r}")
+
+    @property
+    def command(self) -> str:
+        """The command as one shell-quoted line."""
+        return shlex.join(self.argv)
+
+
+def pip_fix(python_info: Any, *args: str) -> Fix:
+    """``<python> -m pip ARGS`` for the *examined* interpreter: the ``python_info`` fact's
+    executable (envdoctor may run from another one); plain ``python`` when it is unknown."""
+    exe = python_info.get("executable") if isinstance(python_info, Mapping) else None
+    return Fix((exe or "python", "-m", "pip", *args), scope="venv")
+
+
+def env_fix(name: str, value: str) -> Fix:
+    """``export NAME=VALUE`` for the shell or job environment."""
+    return Fix(("export", f"{name}={value}"), scope="environment")
+
+
 @dataclass(frozen=True)
 class Result:
     status: Status
@@ -64,18 +112,31 @@ class Result:
     hint: str = ""
     details: Mapping[str, Any] = field(default_factory=dict)
     items: tuple[Item, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+
+
+def _fixes(fixes: Sequence[Fix]) -> tuple[Fix, ...]:
+    out = tuple(fixes)
+    for f in out:
+        if not isinstance(f, Fix):
+            raise TypeError(f"fixes must be Fix objects, not {type(f).__name__}")
+    return out
 
 
 def ok(message: str = "", *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = ()) -> Result:
     return Result(Status.PASS, message, "", dict(details or {}), tuple(items))
 
 
-def warn(message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = ()) -> Result:
-    return Result(Status.WARN, message, hint, dict(details or {}), tuple(items))
+def warn(
+    message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = (), fixes: Sequence[Fix] = ()
+) -> Result:
+    return Result(Status.WARN, message, hint, dict(details or {}), tuple(items), _fixes(fixes))
 
 
-def fail(message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = ()) -> Result:
-    return Result(Status.FAIL, message, hint, dict(details or {}), tuple(items))
+def fail(
+    message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = (), fixes: Sequence[Fix] = ()
+) -> Result:
+    return Result(Status.FAIL, message, hint, dict(details or {}), tuple(items), _fixes(fixes))
 
 
 def skip(reason: str, *, details: Mapping[str, Any] | None = None) -> Result:

@@ -85,6 +85,14 @@ class FactStore:
             return FactOutcome(
                 name, error=f"fact {name!r} could not be gathered: {type(e).__name__}: {e}", duration=time.monotonic() - start
             )
+        except BaseException as e:  # sys.exit() in a provider neither (issue 14)
+            if isinstance(e, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+                raise
+            return FactOutcome(
+                name,
+                error=f"fact {name!r} raised {type(e).__name__}({e!s}), which would have ended the whole run",
+                duration=time.monotonic() - start,
+            )
         return FactOutcome(name, value, duration=time.monotonic() - start)
 
     def arguments(self, params) -> tuple[dict[str, Any], FactOutcome | None]:

@@ -202,7 +202,9 @@ class ProbeClient:
     """
 
     def __init__(self, *, extra_path: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # The directory holding the envdoctor package (this file is envdoctor/core/probe.py);
+        # envdoctor/ itself must not be on the child's path: its modules would be top-level names.
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         self.extra_path = [here, *extra_path]
         self.env = dict(os.environ if env is None else env)
         self.deadline: float | None = None  # monotonic; set by the runner from --timeout
@@ -211,6 +213,11 @@ class ProbeClient:
         self._closed = False
         self._fresh: set[_Worker] = set()
         self.workers_started = 0
+        # Which thread uses which worker now, so a check abandoned past its own timeout can be
+        # cut off its probe (see abandon); guarded by _meta, never held while waiting on a child.
+        self._meta = threading.Lock()
+        self._using: dict[int, _Worker] = {}
+        self._abandoned: set[int] = set()
 
     def _remaining(self, timeout: float) -> float:
         if self.deadline is None:
@@ -230,6 +237,7 @@ class ProbeClient:
         what = what or f"probe {target}"
         if self._closed:
             raise ProbeError(f"{what} was not run: the run was stopped")
+        self._refuse_abandoned(what)
         if env is not None or fresh:
             return self._call_fresh(target, kwargs or {}, timeout, {**self.env, **(env or {})}, what)
         left = self._remaining(timeout)
@@ -239,6 +247,7 @@ class ProbeClient:
             left = self._remaining(timeout)
             if self._closed:
                 raise ProbeError(f"{what} was not run: the run was stopped")
+            self._refuse_abandoned(what)
             if self._worker is None or not self._worker.alive():
                 if self._worker is not None:
                     self._worker.close()
@@ -246,7 +255,7 @@ class ProbeClient:
                 self.workers_started += 1
             worker = self._worker
             try:
-                payload, out = worker.request(target, kwargs or {}, left, what)
+                payload, out = self._request(worker, target, kwargs or {}, left, what)
             except ProbeError:
                 self._worker = None
                 raise
@@ -259,11 +268,37 @@ class ProbeClient:
         self.workers_started += 1
         self._fresh.add(worker)
         try:
-            payload, out = worker.request(target, kwargs, self._remaining(timeout), what)
+            payload, out = self._request(worker, target, kwargs, self._remaining(timeout), what)
         finally:
             self._fresh.discard(worker)
             worker.close()
         return _unwrap(payload, out)
+
+    def _request(self, worker: _Worker, target: str, kwargs: Mapping[str, Any], timeout: float, what: str) -> tuple[dict, str]:
+        me = threading.get_ident()
+        with self._meta:
+            self._using[me] = worker
+        try:
+            return worker.request(target, kwargs, timeout, what)
+        finally:
+            with self._meta:
+                self._using.pop(me, None)
+
+    def _refuse_abandoned(self, what: str) -> None:
+        if threading.get_ident() in self._abandoned:
+            raise ProbeError(f"{what} was not run: its check ran past its own timeout")
+
+    def abandon(self, thread: threading.Thread) -> None:
+        """A check ran past its own timeout and was left running on ``thread``: refuse its
+        later calls and kill the worker it is waiting on. Its call then fails in that thread,
+        which releases the shared worker; the next check's call starts a fresh one."""
+        if thread.ident is None:
+            return
+        with self._meta:
+            self._abandoned.add(thread.ident)
+            worker = self._using.get(thread.ident)
+            if worker is not None and worker.rfd != -1:
+                kill_group(worker.proc, grace=0.5)
 
     def close(self) -> None:
         """Kill every worker (also from another thread, e.g. on Ctrl-C or the run's deadline)."""

@@ -243,6 +243,7 @@ def _map_report(report: Report, fn: Callable[[str, str | None], str], *, key_rul
             source=fn(r.source, None),
             details=w(dict(r.details)),
             items=tuple(item(i) for i in r.items),
+            fixes=tuple(dataclasses.replace(f, argv=tuple(fn(a, None) for a in f.argv)) for f in r.fixes),
         )
 
     def item(i: Item) -> Item:

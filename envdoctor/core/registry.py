@@ -1,17 +1,23 @@
 """Finding checks and facts: entry points (built-ins and third parties alike) and --checks-path.
 
 Discovery is a short pipeline: entry points found → modules imported → decorated objects
-collected, sorted for determinism. A plugin that fails to import becomes an ``error`` row
-naming the plugin and its distribution; discovery goes on.
+collected, sorted for determinism, then validated. A plugin that fails to import becomes an
+``error`` row naming the plugin and its distribution; discovery goes on. Validation turns what
+would otherwise surface only at run time (or never) into such rows too: a check or fact
+parameter that names no fact, a fact name already taken (the first one loaded, built-ins
+first, is kept) and a duplicate check id.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata as md
 import importlib.util
 import pkgutil
+import signal
 import sys
+import threading
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +28,9 @@ from envdoctor.core.report import CheckOutcome
 
 GROUP = "envdoctor.checks"
 SELF = "envdoctor"
+
+# Facts the engine supplies itself (see core.session); any other parameter must name a provider.
+SPECIALS = ("probe", "options", "env")
 
 
 @dataclass
@@ -35,40 +44,129 @@ class Registry:
         seen = {c.id: c for c in self.checks}
         for name in sorted(vars(module)):
             obj = getattr(module, name, None)
+            if getattr(obj, "__module__", None) != module.__name__:
+                continue  # imported from elsewhere: registered where it is defined
             spec = getattr(obj, CHECK_ATTR, None)
-            if isinstance(spec, CheckSpec) and getattr(obj, "__module__", None) == module.__name__:
+            if isinstance(spec, CheckSpec):
                 spec = replace(spec, source=source)
                 if spec.id in seen:
-                    self.problems.append(
-                        CheckOutcome(
-                            id=spec.id,
-                            title=spec.title,
-                            status=Status.ERROR,
-                            message=f"duplicate check id: defined by {seen[spec.id].source} and by {source}",
-                            hint="Rename one of the checks; ids must be unique.",
-                            source=source,
-                        )
+                    self.problem(
+                        f"plugin.duplicate.{spec.id}",
+                        spec.title,
+                        f"duplicate check id {spec.id}: defined by {seen[spec.id].source} and by {source}; the second is ignored",
+                        "Rename one of the checks; ids must be unique.",
+                        source,
                     )
                     continue
                 seen[spec.id] = spec
                 self.checks.append(spec)
             fspec = getattr(obj, FACT_ATTR, None)
-            if isinstance(fspec, FactSpec) and getattr(obj, "__module__", None) == module.__name__:
-                self.facts.setdefault(fspec.name, replace(fspec, source=source))
+            if isinstance(fspec, FactSpec):
+                taken = self.facts.get(fspec.name)
+                if taken is not None:
+                    self.problem(
+                        f"plugin.fact.{fspec.name}",
+                        f"fact {fspec.name}",
+                        f"fact name {fspec.name!r} is provided by {taken.source} and again by {source}; the second is ignored",
+                        "Rename the plugin's fact (prefix it with the plugin's name), or use the existing fact.",
+                        source,
+                    )
+                    continue
+                self.facts[fspec.name] = replace(fspec, source=source)
+
+    def problem(self, id: str, title: str, message: str, hint: str, source: str) -> None:
+        self.problems.append(CheckOutcome(id=id, title=title, status=Status.ERROR, message=message, hint=hint, source=source))
+
+    def validate(self) -> None:
+        """Parameters that name no fact: the check is dropped (it could only ever be an error),
+        the fact kept (its dependents say at run time that it could not be gathered)."""
+        known = set(self.facts) | set(SPECIALS)
+        keep = []
+        for c in self.checks:
+            unknown = [p.name for p in c.params if p.name not in known]
+            if unknown:
+                self.problem(c.id, c.title, f"check {c.id} from {c.source} {_unknown_text(unknown, known)}", _UNKNOWN_HINT, c.source)
+            else:
+                keep.append(c)
+        self.checks = keep
+        for f in sorted(self.facts.values(), key=lambda f: f.name):
+            unknown = [p.name for p in f.params if p.name not in known]
+            if unknown:
+                self.problem(
+                    f"plugin.fact.{f.name}",
+                    f"fact {f.name}",
+                    f"fact {f.name} from {f.source} {_unknown_text(unknown, known)}",
+                    _UNKNOWN_HINT,
+                    f.source,
+                )
 
     def plugin_error(self, key: str, label: str, exc: BaseException) -> None:
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+        what = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, Exception):  # SystemExit, KeyboardInterrupt, ... raised by the plugin itself
+            what = f"it raised {type(exc).__name__}({exc!s}), which would have ended the whole run"
         self.problems.append(
             CheckOutcome(
                 id=f"plugin.{key}",
                 title=f"load plugin {label}",
                 status=Status.ERROR,
-                message=f"plugin {label} failed to load: {type(exc).__name__}: {exc}{where}",
+                message=f"plugin {label} failed to load: {what}{where}",
                 hint="Fix or uninstall the plugin; the other checks ran without it.",
                 source=label,
             )
         )
+
+
+_UNKNOWN_HINT = "Fix the parameter name: each parameter names a fact (see the README's plugin section), or `probe`, `options`, `env`."
+
+
+def _unknown_text(unknown: list[str], known: set[str]) -> str:
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"asks for {', '.join(parts)}, which no fact provider supplies"
+
+
+class _Signals:
+    """Tells the user's Ctrl-C or SIGTERM (a signal delivered to this process while plugins load)
+    from a KeyboardInterrupt a plugin raises itself: the first must stop envdoctor, the second
+    is the plugin's failure. Signals reach only the main thread; elsewhere nothing is watched
+    and every KeyboardInterrupt is the plugin's."""
+
+    WATCHED = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._old: dict[int, object] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.WATCHED:
+                try:
+                    self._old[sig] = signal.signal(sig, self._handler)
+                except (ValueError, OSError):
+                    pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+    def _handler(self, signum: int, frame: object) -> None:
+        self.seen = True
+        old = self._old.get(signum)
+        if callable(old):
+            old(signum, frame)
+        elif old != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    def contain(self, reg: Registry, key: str, label: str, exc: BaseException) -> None:
+        """Record a plugin's failure, or re-raise the user's interrupt."""
+        if isinstance(exc, KeyboardInterrupt) and self.seen:
+            raise exc
+        reg.plugin_error(key, label, exc)
 
 
 def _dist_label(ep: md.EntryPoint) -> tuple[str, bool]:
@@ -86,32 +184,37 @@ def _submodules(package: ModuleType) -> list[str]:
 
 
 def load_entry_points(reg: Registry, group: str = GROUP) -> None:
-    try:
-        eps = sorted(md.entry_points(group=group), key=lambda e: (not _dist_label(e)[1], e.name))
-    except Exception as e:  # noqa: BLE001 - broken metadata must not stop the doctor
-        reg.plugin_error("metadata", "entry points", e)
-        return
-    for ep in eps:
-        label, builtin = _dist_label(ep)
-        source = "built-in" if builtin else label
+    with _Signals() as sigs:
         try:
-            target = ep.load()
-        except Exception as e:  # noqa: BLE001
-            reg.plugin_error(ep.name, f"{label} ({ep.value})", e)
-            continue
-        if not isinstance(target, ModuleType):
-            reg.plugin_error(ep.name, f"{label} ({ep.value})", TypeError("entry point must name a module"))
-            continue
-        modules = [target]
-        if hasattr(target, "__path__"):
-            modules = [target]
-            for name in _submodules(target):
-                try:
-                    modules.append(importlib.import_module(name))
-                except Exception as e:  # noqa: BLE001
-                    reg.plugin_error(f"{ep.name}.{name.rsplit('.', 1)[-1]}", f"{label} module {name}", e)
-        for mod in modules:
-            reg.add_module(mod, source)
+            eps = sorted(md.entry_points(group=group), key=lambda e: (not _dist_label(e)[1], e.name))
+        except BaseException as e:  # noqa: BLE001 - broken metadata must not stop the doctor
+            sigs.contain(reg, "metadata", "entry points", e)
+            return
+        for ep in eps:
+            _load_entry_point(reg, ep, sigs)
+
+
+def _load_entry_point(reg: Registry, ep: md.EntryPoint, sigs: _Signals) -> None:
+    # BaseException: a plugin calling sys.exit() at import must not end the run (issue 14).
+    label, builtin = _dist_label(ep)
+    source = "built-in" if builtin else label
+    try:
+        target = ep.load()
+    except BaseException as e:  # noqa: BLE001
+        sigs.contain(reg, ep.name, f"{label} ({ep.value})", e)
+        return
+    if not isinstance(target, ModuleType):
+        reg.plugin_error(ep.name, f"{label} ({ep.value})", TypeError("entry point must name a module"))
+        return
+    modules = [target]
+    if hasattr(target, "__path__"):
+        for name in _submodules(target):
+            try:
+                modules.append(importlib.import_module(name))
+            except BaseException as e:  # noqa: BLE001
+                sigs.contain(reg, f"{ep.name}.{name.rsplit('.', 1)[-1]}", f"{label} module {name}", e)
+    for mod in modules:
+        reg.add_module(mod, source)
 
 
 def load_checks_path(reg: Registry, directory: str) -> None:
@@ -120,21 +223,22 @@ def load_checks_path(reg: Registry, directory: str) -> None:
         reg.plugin_error(f"path.{d.name or 'dir'}", f"--checks-path {directory}", NotADirectoryError(f"{directory} is not a directory"))
         return
     reg.paths.append(str(d.resolve()))
-    for file in sorted(d.glob("*.py")):
-        if file.name.startswith("_"):
-            continue
-        name = f"envdoctor_local_{file.stem}"
-        try:
-            spec = importlib.util.spec_from_file_location(name, file)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-        except Exception as e:  # noqa: BLE001
-            sys.modules.pop(name, None)
-            reg.plugin_error(f"path.{file.stem}", f"{file}", e)
-            continue
-        reg.add_module(module, f"path:{file}")
+    with _Signals() as sigs:
+        for file in sorted(d.glob("*.py")):
+            if file.name.startswith("_"):
+                continue
+            name = f"envdoctor_local_{file.stem}"
+            try:
+                spec = importlib.util.spec_from_file_location(name, file)
+                assert spec is not None and spec.loader is not None
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                spec.loader.exec_module(module)
+            except BaseException as e:  # noqa: BLE001 - SystemExit too: see _load_entry_point
+                sys.modules.pop(name, None)
+                sigs.contain(reg, f"path.{file.stem}", f"{file}", e)
+                continue
+            reg.add_module(module, f"path:{file}")
 
 
 def discover(checks_paths: tuple[str, ...] = ()) -> Registry:
@@ -142,5 +246,6 @@ def discover(checks_paths: tuple[str, ...] = ()) -> Registry:
     load_entry_points(reg)
     for p in checks_paths:
         load_checks_path(reg, p)
+    reg.validate()
     reg.checks.sort(key=lambda c: c.id)
     return reg

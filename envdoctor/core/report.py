@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from envdoctor.core.api import Item, Status
+from envdoctor.core.api import Fix, Item, Status
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: results carry "fixes"
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class CheckOutcome:
     details: Mapping[str, Any] = field(default_factory=dict)
     items: tuple[Item, ...] = ()
     duration: float = 0.0
+    fixes: tuple[Fix, ...] = ()  # the hint's commands, as data
 
     @property
     def area(self) -> str:

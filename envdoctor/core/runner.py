@@ -20,6 +20,12 @@ from envdoctor.core.facts import FactStore
 from envdoctor.core.report import CheckOutcome
 
 
+def user_interrupt(e: BaseException) -> bool:
+    """The user's Ctrl-C reaches only the main thread; checks and facts run on worker threads,
+    so a KeyboardInterrupt there (or a SystemExit anywhere) is the code's own doing."""
+    return isinstance(e, KeyboardInterrupt) and threading.current_thread() is threading.main_thread()
+
+
 def _row(
     spec: CheckSpec, status: Status, message: str, *, hint: str = "", duration: float = 0.0, result: Result | None = None
 ) -> CheckOutcome:
@@ -33,18 +39,41 @@ def _row(
         source=spec.source,
         details=dict(result.details) if result else {},
         items=result.items if result else (),
+        fixes=result.fixes if result else (),
         duration=duration,
     )
 
 
-def evaluate(spec: CheckSpec, store: FactStore) -> CheckOutcome:
-    """Run one check; never raises."""
+def evaluate(spec: CheckSpec, store: FactStore, *, on_abandon: Callable[[threading.Thread], None] | None = None) -> CheckOutcome:
+    """Run one check; never raises. A check declaring ``timeout`` gets that long for its own
+    body (the facts it asks for are shared by every check, so their time is not its own)."""
     start = time.monotonic()
     kwargs, blocked = store.arguments(spec.params)
     if blocked is not None:
         if blocked.error:
             return _row(spec, Status.ERROR, f"could not run: {blocked.error}", duration=time.monotonic() - start)
         return _row(spec, Status.SKIP, blocked.reason, duration=time.monotonic() - start)
+    if not spec.timeout:
+        return _judge(spec, kwargs, start)
+    box: list[CheckOutcome] = []
+    body = threading.Thread(target=lambda: box.append(_judge(spec, kwargs, start)), daemon=True, name=f"envdoctor-check {spec.id}")
+    body.start()
+    body.join(spec.timeout)
+    if box:
+        return box[0]
+    # A thread cannot be killed: leave it (daemon) and let the run go on; free what it holds.
+    if on_abandon is not None:
+        on_abandon(body)
+    return _row(
+        spec,
+        Status.ERROR,
+        f"did not finish within its own timeout of {spec.timeout:g} s",
+        hint=f"The check ({spec.source}) hung or is too slow here; the rest of the run went on without it.",
+        duration=time.monotonic() - start,
+    )
+
+
+def _judge(spec: CheckSpec, kwargs: dict, start: float) -> CheckOutcome:
     try:
         result = spec.func(**kwargs)
     except Skip as e:
@@ -55,6 +84,15 @@ def evaluate(spec: CheckSpec, store: FactStore) -> CheckOutcome:
         return _row(spec, Status.ERROR, f"its probe raised {e.exc_type}: {e.message}", duration=time.monotonic() - start)
     except Exception as e:  # noqa: BLE001 - a crashing check is a row, not a crash
         return _row(spec, Status.ERROR, f"check crashed: {type(e).__name__}: {e}", duration=time.monotonic() - start)
+    except BaseException as e:  # sys.exit() in a check must not end the run (issue 14)
+        if user_interrupt(e):
+            raise
+        return _row(
+            spec,
+            Status.ERROR,
+            f"check raised {type(e).__name__}({e!s}), which would have ended the whole run",
+            duration=time.monotonic() - start,
+        )
     duration = time.monotonic() - start
     if not isinstance(result, Result):
         return _row(spec, Status.ERROR, f"check returned {type(result).__name__}, not a Result", duration=duration)
@@ -86,8 +124,10 @@ def run_checks(
     jobs: int = 8,
     progress: Progress | None = None,
     on_stop: Callable[[], None] | None = None,
+    on_abandon: Callable[[threading.Thread], None] | None = None,
 ) -> RunState:
-    """Evaluate ``specs``. ``deadline`` is a monotonic time; ``on_stop`` kills probes."""
+    """Evaluate ``specs``. ``deadline`` is a monotonic time; ``on_stop`` kills probes;
+    ``on_abandon`` frees what a check left running past its own timeout holds (its probe)."""
     progress = progress or Progress()
     ordered = sorted(specs, key=lambda s: 0 if any(p.name == "probe" for p in s.params) else 1)
     todo: queue.Queue[CheckSpec] = queue.Queue()
@@ -108,7 +148,7 @@ def run_checks(
                     return
                 running[spec.id] = time.monotonic()
             progress.started(spec)
-            outcome = evaluate(spec, store)
+            outcome = evaluate(spec, store, on_abandon=on_abandon)
             with done:
                 running.pop(spec.id, None)
                 if spec.id not in state.outcomes:

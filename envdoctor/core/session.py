@@ -14,19 +14,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envdoctor import __version__
 from envdoctor.core.api import CheckSpec
 from envdoctor.core.facts import FactStore
 from envdoctor.core.probe import ProbeClient
 from envdoctor.core.redact import scrub_report
-from envdoctor.core.registry import Registry, discover
+from envdoctor.core.registry import SPECIALS, Registry, discover
 from envdoctor.core.report import Report
 from envdoctor.core.runner import Progress, run_checks
 from envdoctor.core.selection import choose
+from envdoctor.core.version import __version__
 
-# Facts the engine supplies itself. They are inputs, not findings, and are never reported
-# (``env`` holds the whole environment, secrets included).
-SPECIALS = ("probe", "options", "env")
+# Facts the engine supplies itself (SPECIALS, from the registry, which checks parameters against
+# them). They are inputs, not findings, and are never reported (``env`` holds the whole
+# environment, secrets included).
 
 
 @dataclass
@@ -74,7 +74,7 @@ def execute(
     probe.deadline = deadline
     store = FactStore(reg.facts, given={"probe": probe, "options": opts.as_fact(), "env": env})
     try:
-        state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close)
+        state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close, on_abandon=probe.abandon)
     finally:
         probe.close()
     results = [state.outcomes[s.id] for s in chosen] + list(reg.problems)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envdoctor.core.api import Item, Status
+from envdoctor.core.api import Fix, Item, Status
 from envdoctor.core.report import CheckOutcome, Report
 
 
@@ -22,7 +22,23 @@ def result_to_dict(r: CheckOutcome) -> dict[str, Any]:
         "duration_s": round(r.duration, 4),
         "details": _plain(r.details),
         "items": [{"name": i.name, "status": i.status.value, "message": i.message} for i in r.items],
+        "fixes": [fix_to_dict(f) for f in r.fixes],
     }
+
+
+def fix_to_dict(f: Fix) -> dict[str, Any]:
+    return {"argv": list(f.argv), "command": f.command, "scope": f.scope, "needs_root": f.needs_root}
+
+
+def _fixes_from(raw: Any) -> tuple[Fix, ...]:
+    """Fixes of a 1.1+ report; a 1.0 report has none, and a malformed one is left out."""
+    out = []
+    for f in raw if isinstance(raw, list) else ():
+        try:
+            out.append(Fix(tuple(f["argv"]), scope=str(f.get("scope", "system")), needs_root=bool(f.get("needs_root", False))))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return tuple(out)
 
 
 def _plain(value: Any) -> Any:
@@ -67,6 +83,7 @@ def result_from_dict(d: dict[str, Any]) -> CheckOutcome:
         details=d.get("details") or {},
         items=tuple(Item(str(i.get("name", "")), Status(i.get("status", "pass")), str(i.get("message", ""))) for i in d.get("items", ())),
         duration=float(d.get("duration_s", 0.0)),
+        fixes=_fixes_from(d.get("fixes")),
     )
 
 

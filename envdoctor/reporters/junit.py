@@ -25,7 +25,12 @@ def render_junit(report: Report, *, verbose: bool = False, color: bool = False, 
     for r in report.results:
         case = ET.SubElement(suite, "testcase", classname=f"envdoctor.{r.area}", name=r.id, time=f"{r.duration:.3f}")
         text = "\n".join(
-            filter(None, [r.message, f"hint: {r.hint}" if r.hint else ""] + [f"{i.status.value}: {i.name}: {i.message}" for i in r.items])
+            filter(
+                None,
+                [r.message, f"hint: {r.hint}" if r.hint else ""]
+                + [f"fix: {f.command}" + (" (as root)" if f.needs_root else "") for f in r.fixes]
+                + [f"{i.status.value}: {i.name}: {i.message}" for i in r.items],
+            )
         )
         if r.status is Status.FAIL or (strict and r.status is Status.WARN):
             ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = text

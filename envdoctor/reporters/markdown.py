@@ -62,7 +62,16 @@ def _problem(r: CheckOutcome) -> list[str]:
         lines.append(f"  - … and {len(bad) - MAX_ITEMS} more")
     if r.hint:
         lines.append(f"  - **Fix:** {_md(r.hint)}")
+    for f in r.fixes:
+        lines.append(f"    - {_code(f.command)}" + (" (as root)" if f.needs_root else ""))
     return lines
+
+
+def _code(text: str) -> str:
+    """A code span that survives backticks inside the command."""
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _stack(report: Report) -> list[str]:

@@ -73,6 +73,8 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
                     lines.append(f"      {imark} {item.name}" + (f": {item.message}" if item.message else ""))
             if r.hint and r.status in (Status.WARN, Status.FAIL, Status.ERROR):
                 lines.append(f"      → {r.hint}")
+            if r.status in (Status.WARN, Status.FAIL, Status.ERROR):
+                lines += [f"        $ {f.command}" + ("  (as root)" if f.needs_root else "") for f in r.fixes]
             if verbose and r.details:
                 for k, v in r.details.items():
                     val = v if isinstance(v, str) else json.dumps(v, default=str)

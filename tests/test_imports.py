@@ -1,0 +1,161 @@
+"""Import structure, read from the source with ast (nothing is imported):
+
+- the built-in checks use only the public API (``from envdoctor import ...``), as a plugin must;
+- the engine never imports the built-in checks (they are loaded through the entry point);
+- no import cycle among envdoctor's modules;
+- no module of ours shadows a standard-library module.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import envdoctor
+from tests.conftest import REPO
+
+ENGINE = REPO / "envdoctor"
+CHECKS = REPO / "checks"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool, *, top_level_only: bool) -> list[tuple[str, list[str], int]]:
+    """(module imported, names imported from it, line) for each import statement; relative
+    imports resolved against ``module``. ``top_level_only`` skips imports inside functions and
+    classes (they run late, so they cannot form a cycle at import time)."""
+    out = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if top_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.If) and top_level_only and "TYPE_CHECKING" in ast.dump(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                out.extend((a.name, [], child.lineno) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    pkg = module.split(".") if is_package else module.split(".")[:-1]
+                    pkg = pkg[: len(pkg) - (child.level - 1)]
+                    base = ".".join([*pkg, base] if base else pkg)
+                out.append((base, [a.name for a in child.names], child.lineno))
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _parsed(root: Path):
+    for path in sorted(root.rglob("*.py")):
+        if "venv" in path.parts or "__pycache__" in path.parts:
+            continue
+        yield path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def test_checks_import_only_the_public_envdoctor_package():
+    bad = []
+    for path, tree in _parsed(CHECKS):
+        for mod, names, line in _imports(tree, "envdoctor_checks", True, top_level_only=False):
+            if mod.startswith("envdoctor.") or (mod == "envdoctor" and not names):
+                if mod.startswith("envdoctor."):
+                    bad.append(f"{path.relative_to(REPO)}:{line}: imports {mod}")
+            if mod == "envdoctor":
+                private = [n for n in names if n not in envdoctor.__all__]
+                if private:
+                    bad.append(f"{path.relative_to(REPO)}:{line}: imports {', '.join(private)} (not in envdoctor.__all__)")
+    assert not bad, "checks/ must use only `from envdoctor import ...`:\n" + "\n".join(bad)
+
+
+def test_public_api_names_exist():
+    for name in envdoctor.__all__:
+        assert hasattr(envdoctor, name), name
+
+
+def test_engine_never_imports_the_builtin_checks():
+    bad = []
+    for path, tree in _parsed(ENGINE):
+        for mod, _names, line in _imports(tree, _module_name(path), path.name == "__init__.py", top_level_only=False):
+            if mod == "envdoctor_checks" or mod.startswith("envdoctor_checks."):
+                bad.append(f"{path.relative_to(REPO)}:{line}: imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): (p, t) for p, t in _parsed(ENGINE)}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, (path, tree) in modules.items():
+        for mod, names, _line in _imports(tree, name, path.name == "__init__.py", top_level_only=True):
+            if mod not in modules:
+                continue
+            # `from envdoctor.core import probe` imports the submodule, not just the package.
+            subs = [f"{mod}.{n}" for n in names if f"{mod}.{n}" in modules]
+            graph[name].update(subs or [mod])
+            if subs and len(subs) < len(names):
+                graph[name].add(mod)
+    return graph
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def dfs(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state:
+                found = dfs(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state:
+            found = dfs(node)
+            if found:
+                return found
+    return []
+
+
+def test_no_import_cycles_among_envdoctor_modules():
+    graph = _graph()
+    assert "envdoctor.core.session" in graph["envdoctor.modes.distributed"]  # the graph sees real edges
+    cycle = _find_cycle(graph)
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_shadows_the_standard_library():
+    """A module shadows the stdlib when its *directory* is on sys.path: the package directories
+    a script may run from (``python envdoctor/__main__.py`` puts envdoctor/ first), and the
+    plugin directories. Submodules such as envdoctor.reporters.json are only ever imported
+    under their package, so their last name is free."""
+    names = set()
+    for d in (ENGINE, CHECKS, CHECKS / "bodies"):
+        names.update(p.stem for p in d.glob("*.py"))
+        names.update(p.name for p in d.iterdir() if (p / "__init__.py").exists())
+    shadowing = sorted(n for n in names if n in sys.stdlib_module_names)
+    assert not shadowing, f"module names that shadow the standard library: {shadowing}"
+
+
+def test_probe_children_get_the_directory_above_the_package_on_sys_path():
+    from envdoctor import ProbeClient
+
+    # Not envdoctor/ itself: that would make cli, core, ... importable as top-level names.
+    assert ProbeClient().extra_path[0] == str(ENGINE.parent)
