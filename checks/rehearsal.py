@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip
-from envdoctor.core.subproc import run
+from envdoctor import run_command as run
 from envdoctor_checks.triton import probe_dir
 
 TAG = "rehearsal"
