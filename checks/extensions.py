@@ -186,6 +186,10 @@ def load_problems(result: dict) -> tuple[list[str], list[str]]:
             symbols.append(obj["missing"][0])
             more = f" and {len(obj['missing']) - 1} more" if len(obj["missing"]) > 1 else ""
             problems.append(f"{_short(obj['path'])} needs {{{obj['missing'][0]}}}{more}, which this torch does not export")
+        if obj.get("absent"):
+            problems.append(
+                f"{_short(obj['path'])} needs {', '.join(obj['absent'])}, which this torch does not have (built for another torch build, e.g. CUDA vs CPU)"
+            )
     op = result.get("op")
     if op and not op.get("ok"):
         first = (op.get("error") or "").strip().splitlines()

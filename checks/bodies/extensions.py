@@ -64,6 +64,13 @@ def missing_torch_symbols(path: str, limit: int = 20) -> dict:
     found without loading it (its static initialisers never run)."""
     wanted = [s for s in _elf.undefined_symbols(path) if is_torch_symbol(s)]
     needed = _elf.needed(path) or []
+    import torch
+
+    # A CUDA build of an extension beside a CPU torch needs libtorch_cuda.so, which is not there.
+    torch_lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    absent = [n for n in _elf.links_torch(needed) if not os.path.exists(os.path.join(torch_lib, n)) and not _loaded_handles([n])]
+    if absent:
+        return {"missing": [], "checked": 0, "absent": absent}
     handles = _loaded_handles([*TORCH_LIBS, *needed])
     if not handles:
         return {"missing": [], "checked": 0}

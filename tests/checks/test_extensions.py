@@ -45,7 +45,7 @@ needs_gcc = pytest.mark.skipif(
 )
 
 
-def make_extension(site: Path, dist: str, package: str, parts: dict, version: str = "1.0") -> Path:
+def make_extension(site: Path, dist: str, package: str, parts: dict, version: str = "1.0", link: tuple[str, ...] = ()) -> Path:
     """An installed distribution ``dist`` whose package imports its own _C, linked against libc10."""
     pkg = site / package
     pkg.mkdir(parents=True)
@@ -54,7 +54,7 @@ def make_extension(site: Path, dist: str, package: str, parts: dict, version: st
     so = pkg / f"_C{EXT}"
     subprocess.run(
         ["gcc", "-shared", "-fPIC", "-o", str(so), str(site / "src.c"), f"-I{sysconfig.get_paths()['include']}"]
-        + [f"-L{TORCH_LIB}", "-Wl,--no-as-needed", "-lc10", "-Wl,--allow-shlib-undefined"],
+        + [f"-L{TORCH_LIB}", "-Wl,--no-as-needed", "-lc10", *link, "-Wl,--allow-shlib-undefined"],
         check=True,
         capture_output=True,
     )
@@ -133,6 +133,20 @@ def test_an_object_the_import_does_not_load_is_checked_by_its_symbols(tmp_path):
 
 
 @needs_gcc
+@needs_gcc
+def test_a_cuda_build_beside_a_cpu_torch_names_the_torch_library_it_lacks(tmp_path):
+    # Seen here with torchvision 0.29.1 from PyPI (a CUDA wheel) beside CPU torch 2.13.0.
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "empty.c").write_text("int envdoctor_stub;\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(stub / "libtorch_cuda.so"), str(stub / "empty.c")], check=True)
+    site = tmp_path / "site"
+    make_extension(site, "cuda-ext", "cudaext", GOOD, link=(f"-L{stub}", "-ltorch_cuda"))
+    _, row = judge(site)
+    assert row.status is Status.FAIL and "libtorch_cuda.so" in row.message
+    assert f"cudaext/_C{EXT} needs libtorch_cuda.so, which this torch does not have" in row.message
+
+
 def test_the_cli_reports_a_broken_extension_on_pythonpath(tmp_path):
     make_extension(tmp_path, "fake-ext", "fakeext", MISSING)
     done = run_cli("check", "--select", "torch.extension_abi", "--format", "json", env={"PYTHONPATH": str(tmp_path)})
