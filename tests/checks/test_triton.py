@@ -225,6 +225,36 @@ def test_libcuda_lookup(tmp_path):
     assert r.status is Status.FAIL and "ldconfig" in r.message and "TRITON_LIBCUDA_PATH" in r.hint
 
 
+def test_unversioned_libcuda_for_a_triton_that_links_lcuda(tmp_path):
+    # Triton <= 3.1 builds its launcher with -lcuda: with only libcuda.so.1 (WSL, some images)
+    # "/usr/bin/ld: cannot find -lcuda: No such file or directory".
+    old = tmp_path / "triton"
+    (old / "backends" / "nvidia").mkdir(parents=True)
+    (old / "backends" / "nvidia" / "driver.py").write_text('libraries = ["cuda"]\n')
+    pkg = {"nvidia_backend": True, "location": str(old)}
+    lib = tmp_path / "wsl"
+    lib.mkdir()
+    (lib / "libcuda.so.1").write_bytes(b"\x7fELF")
+    stale = {"path": "/sbin/ldconfig", "libs": {"libc.so.6": ["/lib/libc.so.6"]}}
+    env = {"LD_LIBRARY_PATH": str(lib), "PATH": os.environ.get("PATH", "")}
+    r = run_check(triton.libcuda, triton_pkg=pkg, env=env, driver=DRIVER_580, ldconfig=stale)
+    assert r.status is Status.FAIL and "cannot find -lcuda" in r.message and str(lib) in r.message
+    assert r.hint.startswith(f"sudo ln -s libcuda.so.1 {lib}/libcuda.so && sudo ldconfig")
+    (lib / "libcuda.so").symlink_to("libcuda.so.1")
+    r = run_check(triton.libcuda, triton_pkg=pkg, env=env, driver=DRIVER_580, ldconfig=stale)
+    assert r.status is Status.PASS and f"{lib}/libcuda.so" in r.message
+    # LIBRARY_PATH is where ld looks too.
+    (lib / "libcuda.so").unlink()
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    (dev / "libcuda.so").write_bytes(b"\x7fELF")
+    r = run_check(triton.libcuda, triton_pkg=pkg, env={**env, "LIBRARY_PATH": str(dev)}, driver=DRIVER_580, ldconfig=stale)
+    assert r.status is Status.PASS
+    # Triton 3.2+ links -l:libcuda.so.1: no unversioned library needed.
+    (old / "backends" / "nvidia" / "driver.py").write_text("libraries = ['libcuda.so.1']\n")
+    assert run_check(triton.libcuda, triton_pkg=pkg, env=env, driver=DRIVER_580, ldconfig=stale).status is Status.PASS
+
+
 # ---------------------------------------------------------------- cache dir (A5)
 
 
