@@ -258,6 +258,40 @@ class DirProbe:
     writable: bool
     checked: str  # the directory actually tested
     error: str = ""
+    links: tuple = ()  # ((symlink, its target), ...) met on the way, in order
+
+
+def symlink_hops(path: str, limit: int = 40) -> tuple:
+    """Each symlink met while resolving ``path``, with its target made absolute but not resolved
+    further: a chain through a network mount stays visible even when the end is local."""
+    hops: list[tuple[str, str]] = []
+    parts, cur = [p for p in os.path.abspath(path).split("/") if p], "/"
+    while parts and len(hops) < limit:
+        part = parts.pop(0)
+        nxt = os.path.join(cur, part)
+        if os.path.islink(nxt):
+            try:
+                target = os.path.normpath(os.path.join(cur, os.readlink(nxt)))
+            except OSError:
+                break
+            hops.append((nxt, target))
+            parts, cur = [p for p in target.split("/") if p] + parts, "/"
+        elif os.path.exists(nxt):
+            cur = nxt
+        else:
+            break
+    return tuple(hops)
+
+
+def _mount_at(path: str, mounts) -> dict | None:
+    """The mount whose mount point is the longest prefix of ``path`` as written (not resolved)."""
+    best = None
+    for m in mounts or []:
+        mp = m["mount_point"]
+        if path == mp or path.startswith(mp.rstrip("/") + "/"):
+            if best is None or len(mp) >= len(best["mount_point"]):
+                best = m
+    return best
 
 
 def probe_dir(path: str) -> DirProbe:
@@ -280,7 +314,7 @@ def probe_dir(path: str) -> DirProbe:
         os.unlink(tmp)
     except OSError:
         pass
-    return DirProbe(path, exists, True, probe)
+    return DirProbe(path, exists, True, probe, links=symlink_hops(path))
 
 
 def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest: str, needs_exec: bool) -> tuple[Status, str, str]:
@@ -302,11 +336,22 @@ def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest
                 fix,
             )
         if is_network_fs(mount):
+            via = f" (through the symlink {probe.links[-1][0]} -> {probe.links[-1][1]})" if probe.links else ""
             return (
                 Status.WARN,
-                f"{what} {where} is on a network filesystem ({mount.get('fstype')} at {mount.get('mount_point')}): its file "
+                f"{what} {where}{via} is on a network filesystem ({mount.get('fstype')} at {mount.get('mount_point')}): its file "
                 "locks and atomic renames are unreliable (FileNotFoundError for cache objects, hangs with several ranks)",
                 fix.replace("any writable local directory", "a local disk"),
+            )
+    for link, target in probe.links if mounts else ():
+        hop = _mount_at(target, mounts)
+        if is_network_fs(hop):
+            return (
+                Status.WARN,
+                f"{what} {where} is reached through the symlink {link} -> {target}, on a network filesystem "
+                f"({hop.get('fstype')} at {hop.get('mount_point')}): every lookup in the cache crosses it (stale handles hang, "
+                "locks are unreliable)",
+                fix.replace("any writable local directory", "a local disk, not through the link"),
             )
     return Status.PASS, f"{what} {where} is writable", ""
 

@@ -201,6 +201,36 @@ def test_gpu_generations():
     assert r.status is Status.SKIP and "no NVIDIA driver found" in r.message
 
 
+def test_cache_reached_through_a_symlink_onto_nfs_is_judged_at_every_hop(tmp_path):
+    # ~/.triton -> /mnt/nfs/triton (itself a link back to local disk): the resolved path is local,
+    # yet every lookup crosses the network mount. The mount table is injected as the fact.
+    nfs, local = tmp_path / "nfs", tmp_path / "local"
+    nfs.mkdir()
+    (local / "cache").mkdir(parents=True)
+    (nfs / "triton").symlink_to(local)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".triton").symlink_to(nfs / "triton")
+    mounts = [
+        {"mount_point": "/", "fstype": "ext4", "source": "/dev/sda1", "options": ["rw"]},
+        {"mount_point": str(nfs), "fstype": "nfs4", "source": "srv:/export", "options": ["rw"]},
+    ]
+    c = gather(triton.triton_cache, env={"HOME": str(tmp_path / "home")})
+    r = run_check(triton.cache_dir, triton_cache=c, triton_pkg={}, mounts=mounts)
+    assert r.status is Status.WARN, r.message
+    assert f"through the symlink {tmp_path}/home/.triton -> {nfs}/triton" in r.message and f"nfs4 at {nfs}" in r.message
+    # The same tree without the network mount passes.
+    assert run_check(triton.cache_dir, triton_cache=c, triton_pkg={}, mounts=mounts[:1]).status is Status.PASS
+    # A link straight onto the network mount names the link too.
+    (tmp_path / "home" / ".triton").unlink()
+    (nfs / "triton").unlink()
+    (nfs / "triton").mkdir()
+    (tmp_path / "home" / ".triton").symlink_to(nfs / "triton")
+    local_mounts = [{**m, "mount_point": os.path.realpath(m["mount_point"])} for m in mounts]
+    c = gather(triton.triton_cache, env={"HOME": str(tmp_path / "home")})
+    r = run_check(triton.cache_dir, triton_cache=c, triton_pkg={}, mounts=local_mounts)
+    assert r.status is Status.WARN and "through the symlink" in r.message and "network filesystem (nfs4" in r.message
+
+
 # ---------------------------------------------------------------- libcuda (A1)
 
 
