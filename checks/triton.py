@@ -322,6 +322,40 @@ class DirProbe:
     writable: bool
     checked: str  # the directory actually tested
     error: str = ""
+    links: tuple = ()  # ((symlink, its target), ...) met on the way, in order
+
+
+def symlink_hops(path: str, limit: int = 40) -> tuple:
+    """Each symlink met while resolving ``path``, with its target made absolute but not resolved
+    further: a chain through a network mount stays visible even when the end is local."""
+    hops: list[tuple[str, str]] = []
+    parts, cur = [p for p in os.path.abspath(path).split("/") if p], "/"
+    while parts and len(hops) < limit:
+        part = parts.pop(0)
+        nxt = os.path.join(cur, part)
+        if os.path.islink(nxt):
+            try:
+                target = os.path.normpath(os.path.join(cur, os.readlink(nxt)))
+            except OSError:
+                break
+            hops.append((nxt, target))
+            parts, cur = [p for p in target.split("/") if p] + parts, "/"
+        elif os.path.exists(nxt):
+            cur = nxt
+        else:
+            break
+    return tuple(hops)
+
+
+def _mount_at(path: str, mounts) -> dict | None:
+    """The mount whose mount point is the longest prefix of ``path`` as written (not resolved)."""
+    best = None
+    for m in mounts or []:
+        mp = m["mount_point"]
+        if path == mp or path.startswith(mp.rstrip("/") + "/"):
+            if best is None or len(mp) >= len(best["mount_point"]):
+                best = m
+    return best
 
 
 def probe_dir(path: str) -> DirProbe:
@@ -344,7 +378,7 @@ def probe_dir(path: str) -> DirProbe:
         os.unlink(tmp)
     except OSError:
         pass
-    return DirProbe(path, exists, True, probe)
+    return DirProbe(path, exists, True, probe, links=symlink_hops(path))
 
 
 def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest: str, needs_exec: bool) -> tuple[Status, str, str]:
@@ -366,11 +400,22 @@ def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest
                 fix,
             )
         if is_network_fs(mount):
+            via = f" (through the symlink {probe.links[-1][0]} -> {probe.links[-1][1]})" if probe.links else ""
             return (
                 Status.WARN,
-                f"{what} {where} is on a network filesystem ({mount.get('fstype')} at {mount.get('mount_point')}): its file "
+                f"{what} {where}{via} is on a network filesystem ({mount.get('fstype')} at {mount.get('mount_point')}): its file "
                 "locks and atomic renames are unreliable (FileNotFoundError for cache objects, hangs with several ranks)",
                 fix.replace("any writable local directory", "a local disk"),
+            )
+    for link, target in probe.links if mounts else ():
+        hop = _mount_at(target, mounts)
+        if is_network_fs(hop):
+            return (
+                Status.WARN,
+                f"{what} {where} is reached through the symlink {link} -> {target}, on a network filesystem "
+                f"({hop.get('fstype')} at {hop.get('mount_point')}): every lookup in the cache crosses it (stale handles hang, "
+                "locks are unreliable)",
+                fix.replace("any writable local directory", "a local disk, not through the link"),
             )
     return Status.PASS, f"{what} {where} is writable", ""
 
@@ -474,6 +519,59 @@ LIBCUDA_DIRS = (
 @check("triton.libcuda", tags=("gpu",))
 def libcuda(triton_pkg, env, driver=None, ldconfig=None):
     """libcuda.so.1 is found the way Triton looks for it"""
+    result = _libcuda_so1(triton_pkg, env, driver, ldconfig)
+    if result.status is not Status.PASS or not links_lcuda(triton_pkg.get("location")):
+        return result
+    return _unversioned_libcuda(result, env, ldconfig)
+
+
+def links_lcuda(pkg_dir: str | None) -> bool:
+    """Whether this Triton's launcher links ``-lcuda`` (needs the unversioned libcuda.so); Triton
+    3.2+ links ``-l:libcuda.so.1`` instead. Read from backends/nvidia/driver.py."""
+    if not pkg_dir:
+        return False
+    try:
+        with open(os.path.join(pkg_dir, "backends", "nvidia", "driver.py"), encoding="utf-8", errors="replace") as f:
+            text = f.read(256 * 1024)
+    except OSError:
+        return False
+    return re.search(r"""libraries\s*=\s*\[[^\]]*['"]cuda['"]""", text) is not None
+
+
+def linker_dirs(env: Mapping[str, str]) -> list[str]:
+    """Where ``ld`` looks for -lcuda besides Triton's -L dirs: LIBRARY_PATH, the WSL driver
+    directory, the compiler's default library directories."""
+    dirs = [d for d in (env.get("LIBRARY_PATH") or "").split(":") if d] + ["/usr/lib/wsl/lib"]
+    cc = env.get("CC") or "gcc"
+    done = run([cc, "-print-search-dirs"], timeout=5.0)
+    for line in done.stdout.splitlines() if done.ok else []:
+        if line.startswith("libraries: ="):
+            dirs += [os.path.normpath(d) for d in line.partition("=")[2].split(":") if d]
+    return list(dict.fromkeys(dirs))
+
+
+def _unversioned_libcuda(found, env: Mapping[str, str], ldconfig):
+    """Triton's launcher build runs ``cc ... -lcuda -L<dirs of libcuda.so.1>``; with only
+    libcuda.so.1 there (WSL, some images) it stops: "/usr/bin/ld: cannot find -lcuda"."""
+    so1_dirs = []
+    if env.get("TRITON_LIBCUDA_PATH"):
+        so1_dirs.append(env["TRITON_LIBCUDA_PATH"])
+    so1_dirs += [os.path.dirname(p) for p in ((ldconfig or {}).get("libs") or {}).get("libcuda.so.1") or []]
+    so1_dirs += [d for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d and os.path.isfile(os.path.join(d, "libcuda.so.1"))]
+    cached = ((ldconfig or {}).get("libs") or {}).get("libcuda.so") or []
+    for d in dict.fromkeys(so1_dirs + [os.path.dirname(p) for p in cached] + linker_dirs(env)):
+        if os.path.exists(os.path.join(d, "libcuda.so")):
+            return ok(f"{found.message}; libcuda.so for the launcher's -lcuda: {os.path.join(d, 'libcuda.so')}", details=found.details)
+    where = so1_dirs[0] if so1_dirs else _libcuda_dir_guess()
+    return fail(
+        f"only libcuda.so.1 is installed ({where}), no unversioned libcuda.so: this Triton's launcher links with -lcuda "
+        "and fails with '/usr/bin/ld: cannot find -lcuda: No such file or directory' (common on WSL and some images)",
+        f"sudo ln -s libcuda.so.1 {where}/libcuda.so && sudo ldconfig   # or: export TRITON_LIBCUDA_PATH=<a directory holding libcuda.so>",
+        details={"searched": so1_dirs},
+    )
+
+
+def _libcuda_so1(triton_pkg, env, driver, ldconfig):
     if not driver:
         return skip("no NVIDIA driver, so Triton's CUDA backend is not used")
     if not triton_pkg.get("nvidia_backend"):

@@ -16,6 +16,7 @@ from envdoctor import Status
 from envdoctor.testing import Unavailable, gather, run_check
 from envdoctor_checks import compile as comp
 from envdoctor_checks import packages, toolchain
+from envdoctor_checks.triton import probe_dir
 
 PY311 = {"version": "3.11.7", "version_info": [3, 11, 7], "free_threading": False, "include_dir": "/x", "python_h": True}
 
@@ -237,3 +238,14 @@ def test_cache_dir_under_a_regular_file(tmp_path):
     c = gather(comp.inductor_cache, env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "f" / "cache")}, torch_build=build)
     r = run_check(comp.inductor_cache_check, inductor_cache=c)
     assert r.status is Status.FAIL and "is not a directory" in r.message
+
+
+def test_inductor_cache_through_a_symlink_onto_nfs_warns_naming_the_link(tmp_path):
+    nfs = tmp_path / "nfs"
+    (nfs / "inductor").mkdir(parents=True)
+    (tmp_path / "cache").symlink_to(nfs / "inductor")
+    p = probe_dir(str(tmp_path / "cache"))
+    cache = {"path": p.path, "source": "TORCHINDUCTOR_CACHE_DIR", "user": "u", "user_source": "USER", "tolerant": True, "probe": p.__dict__}
+    mounts = [{"mount_point": "/", "fstype": "ext4", "options": ["rw"]}, {"mount_point": str(nfs), "fstype": "nfs", "options": ["rw"]}]
+    r = run_check(comp.inductor_cache_check, inductor_cache=cache, mounts=mounts)
+    assert r.status is Status.WARN and f"symlink {tmp_path}/cache -> {nfs}/inductor" in r.message and f"nfs at {nfs}" in r.message

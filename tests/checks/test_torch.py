@@ -11,6 +11,7 @@ from envdoctor import Status, Unavailable
 from envdoctor.core.probe import ProbeClient
 from envdoctor.testing import gather, run_check
 from envdoctor_checks import _cuda_compat as compat
+from envdoctor_checks import extensions
 from envdoctor_checks import torch as t
 
 H200 = {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-1", "cc": "9.0", "memory_total": 141 << 30, "brand": "NVIDIA"}
@@ -265,11 +266,11 @@ def test_numpy_abi():
 
 
 def test_extension_abi():
-    assert run_check(t.extension_abi, dists=_dists([])).status is Status.SKIP
+    assert run_check(extensions.extension_abi, dists=_dists([])).status is Status.SKIP
     good = _dists([], torchvision=("0.26.0+cu130", ["torch==2.11.0"]))
-    assert run_check(t.extension_abi, dists=good).status is Status.PASS
+    assert run_check(extensions.extension_abi, dists=good).status is Status.PASS
     bad = _dists([], torchvision=("0.21.0+cu124", ["torch==2.6.0"]))
-    row = run_check(t.extension_abi, dists=bad)
+    row = run_check(extensions.extension_abi, dists=bad)
     assert row.status is Status.FAIL and "requires torch==2.6.0" in row.message and "undefined symbol" in row.message
     assert "pip install --force-reinstall torchvision" in row.hint
 

@@ -203,6 +203,36 @@ def test_gpu_generations():
     assert r.status is Status.SKIP and "no NVIDIA driver found" in r.message
 
 
+def test_cache_reached_through_a_symlink_onto_nfs_is_judged_at_every_hop(tmp_path):
+    # ~/.triton -> /mnt/nfs/triton (itself a link back to local disk): the resolved path is local,
+    # yet every lookup crosses the network mount. The mount table is injected as the fact.
+    nfs, local = tmp_path / "nfs", tmp_path / "local"
+    nfs.mkdir()
+    (local / "cache").mkdir(parents=True)
+    (nfs / "triton").symlink_to(local)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".triton").symlink_to(nfs / "triton")
+    mounts = [
+        {"mount_point": "/", "fstype": "ext4", "source": "/dev/sda1", "options": ["rw"]},
+        {"mount_point": str(nfs), "fstype": "nfs4", "source": "srv:/export", "options": ["rw"]},
+    ]
+    c = gather(triton.triton_cache, env={"HOME": str(tmp_path / "home")})
+    r = run_check(triton.cache_dir, triton_cache=c, triton_pkg={}, mounts=mounts)
+    assert r.status is Status.WARN, r.message
+    assert f"through the symlink {tmp_path}/home/.triton -> {nfs}/triton" in r.message and f"nfs4 at {nfs}" in r.message
+    # The same tree without the network mount passes.
+    assert run_check(triton.cache_dir, triton_cache=c, triton_pkg={}, mounts=mounts[:1]).status is Status.PASS
+    # A link straight onto the network mount names the link too.
+    (tmp_path / "home" / ".triton").unlink()
+    (nfs / "triton").unlink()
+    (nfs / "triton").mkdir()
+    (tmp_path / "home" / ".triton").symlink_to(nfs / "triton")
+    local_mounts = [{**m, "mount_point": os.path.realpath(m["mount_point"])} for m in mounts]
+    c = gather(triton.triton_cache, env={"HOME": str(tmp_path / "home")})
+    r = run_check(triton.cache_dir, triton_cache=c, triton_pkg={}, mounts=local_mounts)
+    assert r.status is Status.WARN and "through the symlink" in r.message and "network filesystem (nfs4" in r.message
+
+
 # ---------------------------------------------------------------- libcuda (A1)
 
 
@@ -225,6 +255,36 @@ def test_libcuda_lookup(tmp_path):
     assert r.status is Status.FAIL and "expects the directory" in r.message and r.hint == f"export TRITON_LIBCUDA_PATH={lib}"
     r = run_check(triton.libcuda, triton_pkg=pkg, env={}, driver=DRIVER_580, ldconfig=Unavailable("ldconfig not found"))
     assert r.status is Status.FAIL and "ldconfig" in r.message and "TRITON_LIBCUDA_PATH" in r.hint
+
+
+def test_unversioned_libcuda_for_a_triton_that_links_lcuda(tmp_path):
+    # Triton <= 3.1 builds its launcher with -lcuda: with only libcuda.so.1 (WSL, some images)
+    # "/usr/bin/ld: cannot find -lcuda: No such file or directory".
+    old = tmp_path / "triton"
+    (old / "backends" / "nvidia").mkdir(parents=True)
+    (old / "backends" / "nvidia" / "driver.py").write_text('libraries = ["cuda"]\n')
+    pkg = {"nvidia_backend": True, "location": str(old)}
+    lib = tmp_path / "wsl"
+    lib.mkdir()
+    (lib / "libcuda.so.1").write_bytes(b"\x7fELF")
+    stale = {"path": "/sbin/ldconfig", "libs": {"libc.so.6": ["/lib/libc.so.6"]}}
+    env = {"LD_LIBRARY_PATH": str(lib), "PATH": os.environ.get("PATH", "")}
+    r = run_check(triton.libcuda, triton_pkg=pkg, env=env, driver=DRIVER_580, ldconfig=stale)
+    assert r.status is Status.FAIL and "cannot find -lcuda" in r.message and str(lib) in r.message
+    assert r.hint.startswith(f"sudo ln -s libcuda.so.1 {lib}/libcuda.so && sudo ldconfig")
+    (lib / "libcuda.so").symlink_to("libcuda.so.1")
+    r = run_check(triton.libcuda, triton_pkg=pkg, env=env, driver=DRIVER_580, ldconfig=stale)
+    assert r.status is Status.PASS and f"{lib}/libcuda.so" in r.message
+    # LIBRARY_PATH is where ld looks too.
+    (lib / "libcuda.so").unlink()
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    (dev / "libcuda.so").write_bytes(b"\x7fELF")
+    r = run_check(triton.libcuda, triton_pkg=pkg, env={**env, "LIBRARY_PATH": str(dev)}, driver=DRIVER_580, ldconfig=stale)
+    assert r.status is Status.PASS
+    # Triton 3.2+ links -l:libcuda.so.1: no unversioned library needed.
+    (old / "backends" / "nvidia" / "driver.py").write_text("libraries = ['libcuda.so.1']\n")
+    assert run_check(triton.libcuda, triton_pkg=pkg, env=env, driver=DRIVER_580, ldconfig=stale).status is Status.PASS
 
 
 # ---------------------------------------------------------------- cache dir (A5)

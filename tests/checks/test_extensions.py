@@ -1,0 +1,166 @@
+"""torch.extension_abi: real C extensions compiled here against the venv's libc10, loaded by the
+real probe after the real CPU torch: a missing c10 symbol, a good one, and one that segfaults."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from envdoctor import Status
+from envdoctor.core.probe import ProbeClient
+from envdoctor.testing import gather, run_check
+from envdoctor_checks import _elf, extensions
+from envdoctor_checks.packages import package_dir
+from tests.conftest import run_cli
+
+TORCH_LIB = os.path.join(package_dir("torch"), "lib")
+EXT = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+TORCH_2_13 = {"name": "torch", "version": "2.13.0+cpu", "requires": []}
+
+MODULE = """
+#include <Python.h>
+%(decl)s
+static PyObject *run(PyObject *self, PyObject *args) { %(use)s Py_RETURN_NONE; }
+static PyMethodDef methods[] = {{"run", run, METH_NOARGS, ""}, {0}};
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "_C", 0, -1, methods};
+PyMODINIT_FUNC PyInit__C(void) { %(init)s return PyModule_Create(&def); }
+"""
+# c10 exports UndefinedTensorImpl::_singleton in every torch 2.x; NotARealSymbol in none.
+GOOD = {
+    "decl": "extern char _ZN3c1019UndefinedTensorImpl10_singletonE;",
+    "use": "(void)&_ZN3c1019UndefinedTensorImpl10_singletonE;",
+    "init": "",
+}
+MISSING = {"decl": "extern void _ZN3c1014NotARealSymbolEv(void);", "use": "_ZN3c1014NotARealSymbolEv();", "init": ""}
+CRASH = {"decl": "extern char _ZN3c1019UndefinedTensorImpl10_singletonE;", "use": "", "init": "*(volatile int *)0 = 0;"}
+
+needs_gcc = pytest.mark.skipif(
+    not shutil.which("gcc") or not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")),
+    reason="needs gcc and Python.h to build the fake extensions",
+)
+
+
+def make_extension(site: Path, dist: str, package: str, parts: dict, version: str = "1.0", link: tuple[str, ...] = ()) -> Path:
+    """An installed distribution ``dist`` whose package imports its own _C, linked against libc10."""
+    pkg = site / package
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import _C\n")
+    (site / "src.c").write_text(MODULE % parts)
+    so = pkg / f"_C{EXT}"
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(so), str(site / "src.c"), f"-I{sysconfig.get_paths()['include']}"]
+        + [f"-L{TORCH_LIB}", "-Wl,--no-as-needed", "-lc10", *link, "-Wl,--allow-shlib-undefined"],
+        check=True,
+        capture_output=True,
+    )
+    (site / "src.c").unlink()
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\nRequires-Dist: torch\n")
+    (info / "top_level.txt").write_text(package + "\n")
+    (info / "RECORD").write_text(f"{package}/__init__.py,,\n{package}/_C{EXT},,\n{info.name}/METADATA,,\n")
+    return so
+
+
+def judge(site: Path):
+    """Scan ``site`` as the orchestrator does, load through a real probe, judge."""
+    found = extensions.scan([str(site)])
+    client = ProbeClient(extra_path=[str(site)])
+    try:
+        loads = gather(extensions.extension_loads, probe=client, torch_extensions=found, torch_runtime={"import_error": None})
+    finally:
+        client.close()
+    dists = {"torch": TORCH_2_13, **{e["key"]: {"name": e["name"], "version": e["version"], "requires": ["torch"]} for e in found}}
+    return found, run_check(extensions.extension_abi, dists=dists, torch_extensions=found, extension_loads=loads)
+
+
+def test_elf_reads_what_torch_links():
+    assert "libc10.so" in _elf.needed(os.path.join(TORCH_LIB, "libtorch_cpu.so"))
+    assert _elf.links_torch(_elf.needed(os.path.join(TORCH_LIB, "libtorch_cpu.so"))) == ["libc10.so"]
+    assert _elf.needed(__file__) is None  # not an ELF file
+
+
+@needs_gcc
+def test_missing_c10_symbol_fails_naming_the_distribution_and_the_demangled_symbol(tmp_path):
+    make_extension(tmp_path, "fake-ext", "fakeext", MISSING, version="1.0+cu122torch2.3")
+    found, row = judge(tmp_path)
+    assert [e["key"] for e in found] == ["fake-ext"] and found[0]["modules"] == ["fakeext"]
+    assert row.status is Status.FAIL
+    assert "fake-ext 1.0+cu122torch2.3 (built for torch 2.3)" in row.message
+    assert "import fakeext fails" in row.message and f"_C{EXT}: undefined symbol" in row.message
+    if shutil.which("c++filt"):
+        assert "c10::NotARealSymbol() (_ZN3c1014NotARealSymbolEv)" in row.message
+    else:
+        assert "_ZN3c1014NotARealSymbolEv" in row.message
+    assert "pip install --no-build-isolation --no-cache-dir --force-reinstall fake-ext" in row.hint
+
+
+@needs_gcc
+def test_extension_built_against_this_torch_passes(tmp_path):
+    make_extension(tmp_path, "fake-ext", "fakeext", GOOD)
+    _, row = judge(tmp_path)
+    assert row.status is Status.PASS, row.message
+    assert "fake-ext 1.0: import fakeext loads its 1 torch-linked object(s)" in row.message
+
+
+@needs_gcc
+def test_a_segfault_at_import_does_not_hide_the_others(tmp_path):
+    make_extension(tmp_path, "crash-ext", "crashext", CRASH)
+    make_extension(tmp_path, "bad-ext", "badext", MISSING)
+    make_extension(tmp_path, "good-ext", "goodext", GOOD)
+    _, row = judge(tmp_path)
+    by_name = {i.name: i for i in row.items}
+    assert row.status is Status.FAIL
+    assert by_name["crash-ext"].status is Status.FAIL and "segmentation fault" in by_name["crash-ext"].message.lower()
+    assert "while importing crashext" in by_name["crash-ext"].message
+    assert by_name["bad-ext"].status is Status.FAIL and "NotARealSymbol" in by_name["bad-ext"].message
+    assert by_name["good-ext"].status is Status.PASS
+
+
+@needs_gcc
+def test_an_object_the_import_does_not_load_is_checked_by_its_symbols(tmp_path):
+    # torchvision's import swallows a _C that fails to load; the symbol check still names it.
+    make_extension(tmp_path, "lazy-ext", "lazyext", MISSING)
+    (tmp_path / "lazyext" / "__init__.py").write_text("try:\n    from . import _C\nexcept ImportError:\n    _C = None\n")
+    _, row = judge(tmp_path)
+    assert row.status is Status.FAIL
+    assert f"lazyext/_C{EXT} needs c10::NotARealSymbol()" in row.message or "needs _ZN3c1014NotARealSymbolEv" in row.message
+
+
+@needs_gcc
+@needs_gcc
+def test_a_cuda_build_beside_a_cpu_torch_names_the_torch_library_it_lacks(tmp_path):
+    # Seen here with torchvision 0.29.1 from PyPI (a CUDA wheel) beside CPU torch 2.13.0.
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "empty.c").write_text("int envdoctor_stub;\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(stub / "libtorch_cuda.so"), str(stub / "empty.c")], check=True)
+    site = tmp_path / "site"
+    make_extension(site, "cuda-ext", "cudaext", GOOD, link=(f"-L{stub}", "-ltorch_cuda"))
+    _, row = judge(site)
+    assert row.status is Status.FAIL and "libtorch_cuda.so" in row.message
+    assert f"cudaext/_C{EXT} needs libtorch_cuda.so, which this torch does not have" in row.message
+
+
+def test_the_cli_reports_a_broken_extension_on_pythonpath(tmp_path):
+    make_extension(tmp_path, "fake-ext", "fakeext", MISSING)
+    done = run_cli("check", "--select", "torch.extension_abi", "--format", "json", env={"PYTHONPATH": str(tmp_path)})
+    assert '"status": "fail"' in done.stdout and "fake-ext" in done.stdout and "NotARealSymbol" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_healthy_machine_has_no_extension_to_complain_about():
+    # This venv: CPU torch, no torchvision. torch itself is not an extension of itself.
+    assert all(e["key"] != "torch" for e in extensions.scan())
+    assert run_check(extensions.extension_abi, dists={"torch": TORCH_2_13}, torch_extensions=[], extension_loads={}).status is Status.SKIP
+
+
+def test_metadata_only_when_nothing_could_be_loaded():
+    dists = {"torch": TORCH_2_13, "flash-attn": {"name": "flash-attn", "version": "2.5.8+cu122torch2.3", "requires": ["torch"]}}
+    row = run_check(extensions.extension_abi, dists=dists)
+    assert row.status is Status.FAIL and "cu122torch2.3 build" in row.message
+    assert "--no-build-isolation" in row.hint
