@@ -17,7 +17,7 @@ import stat
 import sys
 from collections.abc import Mapping
 
-from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor import TRITON_DISTS, Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor.core.subproc import last_line, run
 from envdoctor_checks.triton import major_minor, parse_release
 
@@ -95,7 +95,7 @@ def python_h(python_info, dists):
     users = []
     if "torch" in dists:
         users.append("Inductor's C++ kernels (#include <Python.h>)")
-    if any(n in dists for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu")):
+    if any(n in dists for n in TRITON_DISTS):
         users.append("Triton's launcher")
     if not users:
         return skip("neither torch nor triton is installed")

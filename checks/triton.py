@@ -23,14 +23,14 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Item, Status, check, fact, fail, ok, skip, warn
+from envdoctor import TRITON_DISTS, Item, Status, check, fact, fail, ok, skip, warn
 from envdoctor.core.api import worst
 from envdoctor.core.subproc import run
 from envdoctor_checks.packages import package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
 
-# Every distribution that installs the top-level ``triton`` package (A7): only one may be present.
-TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-windows", "triton-nightly")
+# TRITON_DISTS (public, envdoctor.TRITON_DISTS): every distribution that installs the
+# top-level ``triton`` package (A7): only one may be present.
 
 
 # The oldest ptxas (CUDA release) that knows each GPU architecture; an older one stops with
