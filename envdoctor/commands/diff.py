@@ -281,7 +281,8 @@ def _changed_facts(diff: Diff) -> dict[str, str]:
     out = {c.name: f"{c.name} {_v(c.a)} → {_v(c.b)}" for c in diff.versions}
     for c in diff.dists_changed + diff.dists_added + diff.dists_removed:
         out.setdefault(c.name.lower(), f"{c.name} {c.a or '(none)'} → {c.b or '(none)'}")
-    compiled = [c for c in diff.dists_changed + diff.dists_added if c.compiled]
+    shown = {c.name for c in diff.versions}  # torch, triton, numpy: blamed by name already
+    compiled = [c for c in diff.dists_changed + diff.dists_added if c.compiled and _canon(c.name) not in shown]
     if compiled:
         out["compiled distributions"] = "compiled " + ", ".join(f"{c.name} {c.a or '(none)'} → {c.b}" for c in compiled[:4])
     gpus = len(diff.gpus_added) + len(diff.gpus_removed) + len(diff.gpus_changed)
