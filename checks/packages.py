@@ -69,7 +69,10 @@ def ships_extensions(d: md.Distribution) -> bool | None:
         record = d.read_text("RECORD")
     except Exception:  # noqa: BLE001 - an unreadable dist-info must not stop the scan
         return None
-    return None if record is None else bool(_EXTENSION.search(record))
+    if record is None:
+        return None
+    # The substring test first: it is C-fast and rules out most pure-Python packages at once.
+    return any(ext in record for ext in (".so", ".pyd", ".dylib")) and bool(_EXTENSION.search(record))
 
 
 def parse_version_py(text: str) -> dict:

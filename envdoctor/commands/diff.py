@@ -474,6 +474,23 @@ def _code(text: Any) -> str:
     return f"{ticks}{s}{ticks}" if ticks == "`" else f"{ticks} {s} {ticks}"
 
 
+def _md_dists_and_metrics(diff: Diff) -> list[str]:
+    out = []
+    dist_lines = _text_dists(diff)
+    if dist_lines:
+        out += [f"<details><summary>{_md(dist_lines[0])}</summary>", ""]
+        out += [f"- {_md(line.strip())}" for line in dist_lines[1:-1]]
+        out += ["", "</details>", ""]
+    if diff.metrics:
+        out += ["#### Measured", "", "| metric | before | after | change |", "|---|---|---|---|"]
+        out += [
+            f"| {'❌ ' if m.regressed else ''}{_md(m.name)} | {_num(m.a)} {m.unit} | {_num(m.b)} {m.unit} | {m.change:+.0%} |"
+            for m in diff.metrics
+        ]
+        out.append("")
+    return out
+
+
 def render_markdown(diff: Diff) -> str:
     out = [f"### envdoctor diff: {summary(diff)}", ""]
     out.append(f"`{_md(diff.a_name)}` ({_md(diff.a_meta.get('started_at'))}) → `{_md(diff.b_name)}` ({_md(diff.b_meta.get('started_at'))})")
@@ -505,18 +522,7 @@ def render_markdown(diff: Diff) -> str:
         out += [f"- added {_md(g['label'])}" for g in diff.gpus_added]
         out += [f"- {_md(c.name)}: {_code(c.a)} → {_code(c.b)}" for c in diff.gpus_changed]
         out.append("")
-    dist_lines = _text_dists(diff)
-    if dist_lines:
-        out += [f"<details><summary>{_md(dist_lines[0])}</summary>", ""]
-        out += [f"- {_md(line.strip())}" for line in dist_lines[1:-1]]
-        out += ["", "</details>", ""]
-    if diff.metrics:
-        out += ["#### Measured", "", "| metric | before | after | change |", "|---|---|---|---|"]
-        out += [
-            f"| {'❌ ' if m.regressed else ''}{_md(m.name)} | {_num(m.a)} {m.unit} | {_num(m.b)} {m.unit} | {m.change:+.0%} |"
-            for m in diff.metrics
-        ]
-        out.append("")
+    out += _md_dists_and_metrics(diff)
     if diff.recovered:
         out += ["#### Recovered", ""]
         out += [f"- ✅ `{m.id}` {m.a} → **{m.b}**: {_md(m.message)}" for m in diff.recovered]

@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.core.api import CheckSpec, Item, Param, Result, Status, fail, ok, skip, worst
 from envdoctor.core.report import CheckOutcome, Report
 from envdoctor.core.selection import matches
-from envdoctor.core.stack import TRITON_DISTS, Gpu, Stack, from_facts
+from envdoctor.core.stack import TRITON_DISTS, Gpu, Stack, facts_for, from_facts
 
 # key -> (the distribution it names, or None) for version expectations
 VERSION_KEYS: dict[str, str] = {
@@ -431,15 +431,15 @@ _JUDGES: dict[str, Callable[[Expectation, Stack], Result]] = {
 }
 # The facts each expectation reads (all optional: an unavailable fact fails the expectation).
 _FACTS: dict[str, tuple[str, ...]] = {
-    "python": ("python_info",),
-    "torch": ("dists",),
-    "torch_cuda": ("torch_build",),
-    "triton": ("dists",),
-    "torch_xla": ("dists",),
-    "driver": ("driver",),
-    "gpus": ("visible_gpus", "gpus"),
-    "gpu_name": ("visible_gpus", "gpus"),
-    "gpu_memory": ("visible_gpus", "gpus"),
+    "python": facts_for("python"),
+    "torch": facts_for("dists"),
+    "torch_cuda": facts_for("torch"),
+    "triton": facts_for("dists"),
+    "torch_xla": facts_for("dists"),
+    "driver": facts_for("driver"),
+    "gpus": facts_for("visible_gpus", "gpus"),
+    "gpu_name": facts_for("visible_gpus", "gpus"),
+    "gpu_memory": facts_for("visible_gpus", "gpus"),
 }
 _TITLES = {
     "python": "expected: Python {}",

@@ -293,7 +293,7 @@ def from_facts(facts: Mapping[str, Any] | Any, platform: Mapping[str, Any] | Any
     facts = facts if isinstance(facts, Mapping) else {}
     platform = platform if isinstance(platform, Mapping) else {}
     missing = {}
-    for component, names in _COMPONENT_FACTS.items():
+    for component, names in COMPONENT_FACTS.items():
         reasons = [missing_reason(facts.get(n)) for n in names if n in facts]
         if reasons and all(reasons):
             missing[component] = str(reasons[0])
@@ -320,7 +320,13 @@ def from_facts(facts: Mapping[str, Any] | Any, platform: Mapping[str, Any] | Any
     )
 
 
-_COMPONENT_FACTS = {
+def facts_for(*components: str) -> tuple[str, ...]:
+    """The fact names a consumer must request for ``components`` (what the runner injects)."""
+    return tuple(dict.fromkeys(n for c in components for n in COMPONENT_FACTS[c]))
+
+
+# component -> the facts that say whether it is there (all of them missing: the source says it is not).
+COMPONENT_FACTS = {
     "driver": ("driver",),
     "gpus": ("gpus",),
     "visible_gpus": ("visible_gpus",),
