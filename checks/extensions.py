@@ -22,7 +22,7 @@ import shutil
 from packaging.utils import canonicalize_name
 
 from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor.core.subproc import run
+from envdoctor import run_command as run
 from envdoctor_checks import _elf
 from envdoctor_checks.bodies.extensions import OPS
 from envdoctor_checks.torch import marker_applies, requirements

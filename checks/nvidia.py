@@ -409,7 +409,7 @@ def _no_driver_reason(query: dict, pci_gpus) -> str:
     return f"no NVIDIA driver answered ({tried})"
 
 
-@fact("driver")
+@fact("driver", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def driver(nvidia_query, pci_gpus=None) -> dict:
     """The NVIDIA driver: version, the CUDA version it supports, where that was read."""
     q = nvidia_query
@@ -441,7 +441,7 @@ def driver(nvidia_query, pci_gpus=None) -> dict:
     }
 
 
-@fact("gpus")
+@fact("gpus", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def gpus(nvidia_query, driver) -> list[dict]:
     """Every GPU the driver reports (NVML order, ignoring CUDA_VISIBLE_DEVICES)."""
     if nvidia_query["nvml"]:
@@ -531,7 +531,7 @@ def parse_visible(value: str | None, gpus: list[dict], order: str | None = None)
     return Visible(tuple(selected), value, uses_indices=uses_indices)
 
 
-@fact("visible_gpus")
+@fact("visible_gpus", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def visible_gpus(gpus, env) -> list[dict]:
     """The GPUs CUDA_VISIBLE_DEVICES selects, in CUDA's order."""
     return list(parse_visible(env.get("CUDA_VISIBLE_DEVICES"), gpus, env.get("CUDA_DEVICE_ORDER")).selected)

@@ -10,6 +10,7 @@ import ast
 import importlib.machinery
 import importlib.metadata as md
 import os
+import re
 import sys
 
 from packaging.utils import canonicalize_name
@@ -21,9 +22,9 @@ from envdoctor import Unavailable, check, fact, ok, skip
 STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
 
 
-@fact("dists")
+@fact("dists", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def dists() -> dict:
-    """{canonical name: {name, version, location, requires, installer}} for the first copy on
+    """{canonical name: {name, version, location, requires, installer, compiled}} for the first copy on
     sys.path of every installed distribution (what ``import`` would see), plus ``others``
     listing further copies (B9: shadowed installs)."""
     out: dict[str, dict] = {}
@@ -50,7 +51,28 @@ def dists() -> dict:
             "requires": list(d.requires or []),
             "installer": installer,
         }
+        compiled = ships_extensions(d)
+        if compiled is not None:
+            out[key]["compiled"] = compiled
     return out
+
+
+# An extension module in RECORD: foo.cpython-312-x86_64-linux-gnu.so, libbar.so.12, baz.pyd.
+_EXTENSION = re.compile(r"\.(?:so|pyd|dylib)(?:\.\d+)*,")
+
+
+def ships_extensions(d: md.Distribution) -> bool | None:
+    """Whether a distribution installs compiled code (from its RECORD; None when it has none,
+    as conda and egg installs may). A torch or CUDA change breaks such a package's ABI: the
+    user sees "undefined symbol" at import, so ``envdoctor diff`` flags them."""
+    try:
+        record = d.read_text("RECORD")
+    except Exception:  # noqa: BLE001 - an unreadable dist-info must not stop the scan
+        return None
+    if record is None:
+        return None
+    # The substring test first: it is C-fast and rules out most pure-Python packages at once.
+    return any(ext in record for ext in (".so", ".pyd", ".dylib")) and bool(_EXTENSION.search(record))
 
 
 def parse_version_py(text: str) -> dict:
@@ -84,7 +106,7 @@ def package_dir(name: str) -> str:
     return list(spec.submodule_search_locations)[0]
 
 
-@fact("torch_build")
+@fact("torch_build", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def torch_build() -> dict:
     """torch's build as ``torch/version.py`` records it: version, cuda, hip, git_version."""
     pkg_dir = package_dir("torch")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from envdoctor import Item, ProbeRaised, Result, Skip, Status, best_signature, check, fail, ok, skip, warn, worst
+from envdoctor import TRITON_DISTS, Item, ProbeRaised, Result, Skip, Status, best_signature, check, fail, ok, skip, warn, worst
 from envdoctor_checks.signatures import SIGNATURES
 
 BODY = "envdoctor_checks.bodies.smoke"
@@ -157,7 +157,7 @@ def matmul(probe, torch_build, env, gpus=None, visible_gpus=None):
 @check("smoke.triton", tags=("smoke", "gpu"))
 def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None):
     """A Triton vector-add kernel from a file compiles, launches and computes x + y exactly"""
-    if not any(k in dists for k in ("triton", "pytorch-triton", "triton-windows")):
+    if not any(k in dists for k in TRITON_DISTS):
         return skip("triton is not installed")
     on_gpu = torch_build.get("kind") == "cuda" and bool(gpus) and (not isinstance(visible_gpus, list) or bool(visible_gpus))
     if not on_gpu and "numpy" not in dists:

@@ -33,7 +33,7 @@ def python_include_dir() -> str:
     return sysconfig.get_paths(scheme=scheme)["include"]
 
 
-@fact("python_info")
+@fact("python_info", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def python_info() -> dict:
     include = python_include_dir()
     paths = sysconfig.get_paths()
@@ -189,7 +189,7 @@ def python_version(python_info):
     return ok(f"Python {v}{extra} at {python_info['executable']}")
 
 
-@fact("os_release")
+@fact("os_release", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def os_release() -> dict:
     import distro
 

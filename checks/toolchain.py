@@ -17,7 +17,7 @@ import stat
 import sys
 from collections.abc import Mapping
 
-from envdoctor import Unavailable, check, env_fix, fact, fail, last_line, ok, skip, warn
+from envdoctor import TRITON_DISTS, Unavailable, check, env_fix, fact, fail, last_line, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks._fixes import system_package
 from envdoctor_checks.triton import major_minor, parse_release
@@ -96,7 +96,7 @@ def python_h(python_info, dists, os_release=None):
     users = []
     if "torch" in dists:
         users.append("Inductor's C++ kernels (#include <Python.h>)")
-    if any(n in dists for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu")):
+    if any(n in dists for n in TRITON_DISTS):
         users.append("Triton's launcher")
     if not users:
         return skip("neither torch nor triton is installed")

@@ -90,7 +90,7 @@ def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
     return out
 
 
-@fact("torch_runtime")
+@fact("torch_runtime", source="live")  # a shared stack fact: envdoctor.Stack reads it
 def torch_runtime(probe, env) -> dict:
     """What an imported torch reports (one import, in the probe worker)."""
     try:

@@ -23,15 +23,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
+from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
 from envdoctor import run_command as run
 from envdoctor_checks import _release_data as release_data
 from envdoctor_checks._fixes import system_package
 from envdoctor_checks.packages import package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
 
-# Every distribution that installs the top-level ``triton`` package (A7): only one may be present.
-TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-windows", "triton-nightly")
+# TRITON_DISTS (public, envdoctor.TRITON_DISTS): every distribution that installs the
+# top-level ``triton`` package (A7): only one may be present.
 
 
 # The oldest ptxas (CUDA release) that knows each GPU architecture; an older one stops with

@@ -18,6 +18,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
 - error signatures (known error texts -> cause, check, fix): :class:`Signature`,
   :class:`Finding`, :func:`find_signatures`, :func:`best_signature`; a module-level
   ``SIGNATURES`` tuple in a plugin module extends the catalog
+- the stack, typed, from any source's facts (live, pasted, baseline): :func:`from_facts`,
+  :class:`Stack` and its parts, :data:`TRITON_DISTS`, :func:`decode_cudnn`
 - launchers (distributed checks): :func:`detect_launch`, :class:`Launch`,
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`
 """
@@ -47,6 +49,18 @@ from envdoctor.core.redact import REDACTED, is_secret_key
 from envdoctor.core.signatures import Finding, Signature
 from envdoctor.core.signatures import best as best_signature
 from envdoctor.core.signatures import find as find_signatures
+from envdoctor.core.stack import (
+    TRITON_DISTS,
+    Distribution,
+    Driver,
+    Gpu,
+    OsInfo,
+    PythonInfo,
+    Stack,
+    TorchInfo,
+    decode_cudnn,
+    from_facts,
+)
 from envdoctor.core.subproc import Completed, last_line
 from envdoctor.core.subproc import run as run_command
 from envdoctor.core.version import __version__
@@ -57,29 +71,39 @@ __all__ = [
     "LAUNCHER_NAMES",
     "NOT_LAUNCHED",
     "REDACTED",
+    "TRITON_DISTS",
     "Completed",
+    "Distribution",
+    "Driver",
     "Finding",
     "Fix",
+    "Gpu",
     "Item",
     "Launch",
     "Missing",
+    "OsInfo",
     "ProbeClient",
     "ProbeError",
     "ProbeRaised",
+    "PythonInfo",
     "Result",
     "Signature",
     "Skip",
+    "Stack",
     "Status",
+    "TorchInfo",
     "Unavailable",
     "__version__",
     "best_signature",
     "check",
+    "decode_cudnn",
     "detect_launch",
     "env_fix",
     "explain_output",
     "fact",
     "fail",
     "find_signatures",
+    "from_facts",
     "is_secret_key",
     "last_line",
     "ok",

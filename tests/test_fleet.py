@@ -56,7 +56,7 @@ def test_extract_facts_reads_the_fleet_facts_and_marks_missing_hardware_as_none(
         "torch_cuda": "13.0",
         "triton": "3.6.0",
         "driver": "580.65.06",
-        "cudnn": "91002",
+        "cudnn": "9.10.2",  # decoded like diff and the markdown stack table (one decoder)
         "nccl": "2.27.7",
         "gpu_model": "NVIDIA H200",
         "gpu_count": "8",

@@ -1,8 +1,12 @@
 """``envdoctor diff A.json B.json``: what changed between two environments.
 
 For migrations ("we moved to the new image and compile is slower / triton broke"): the versions
-of the stack, the GPUs, and the checks whose verdict moved. It reads the JSON reports as plain
-dicts, leniently, so a report from another schema version is compared on the fields both have.
+of the stack, every installed distribution (compiled ones flagged), the GPUs, measured numbers,
+and the checks whose verdict moved. Regressions (exit 1) are checks that got worse or no longer
+pass, components lost (a GPU, the driver, CUDA in torch, torch, Triton, torch_xla) and numbers
+past a threshold; each names the changed facts most likely responsible (``regressions.py``).
+The reports are read through the typed stack accessor, leniently, so a report from another
+schema version is compared on the fields both have.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from typing import Any
 import click
 
 from envdoctor.commands.output import writable_target, write
+from envdoctor.commands.regressions import Metric, Regression, causes_for, compare_numbers, lost_components, lost_gpus
 from envdoctor.core.exitcode import ExitCode
 from envdoctor.core.report import SCHEMA_VERSION, ReportError, load_report  # noqa: F401 - commands import them from here
-from envdoctor.core.stack import ABSENT, UNKNOWN, VERSION_GETTERS, _fact, _major
+from envdoctor.core.stack import ABSENT, UNKNOWN, Distribution, Stack, from_facts, missing_reason
 
-DIFF_SCHEMA_VERSION = "1.0"
+DIFF_SCHEMA_VERSION = "1.1"
 SEVERITY = {"pass": 0, "skip": 0, "warn": 1, "fail": 2, "error": 3}
 
 
@@ -32,6 +37,15 @@ class Change:
     name: str
     a: Any
     b: Any
+
+
+@dataclass(frozen=True)
+class DistChange:
+    name: str
+    a: str  # version in A ("" if not installed there)
+    b: str
+    compiled: bool  # ships compiled extensions (an ABI break shows as "undefined symbol" at import)
+    compiled_from: str  # "record" (the report's dists fact says so) or "name" (a well-known compiled package)
 
 
 @dataclass(frozen=True)
@@ -62,12 +76,21 @@ class Diff:
     only_a: list[CheckMove] = field(default_factory=list)
     only_b: list[CheckMove] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)
+    dists_added: list[DistChange] = field(default_factory=list)
+    dists_removed: list[DistChange] = field(default_factory=list)
+    dists_changed: list[DistChange] = field(default_factory=list)
+    metrics: list[Metric] = field(default_factory=list)
+    regressions: list[Regression] = field(default_factory=list)  # every regression: checks, lost components, numbers
 
     @property
     def identical(self) -> bool:
         return not any(
             (
                 self.versions,
+                self.dists_added,
+                self.dists_removed,
+                self.dists_changed,
+                self.regressions,
                 self.gpus_added,
                 self.gpus_removed,
                 self.gpus_changed,
@@ -93,9 +116,16 @@ class Diff:
             "a": {"file": self.a_name, **self.a_meta},
             "b": {"file": self.b_name, **self.b_meta},
             "identical": self.identical,
-            "regressions": len(self.regressed),
+            "regressions": len(self.regressions),
+            "regression_list": [asdict(r) for r in self.regressions],
             "notes": list(self.notes),
             "versions": changes(self.versions),
+            "distributions": {
+                "added": changes(self.dists_added),
+                "removed": changes(self.dists_removed),
+                "changed": changes(self.dists_changed),
+            },
+            "metrics": [asdict(m) for m in self.metrics],
             "gpus": {"added": self.gpus_added, "removed": self.gpus_removed, "changed": changes(self.gpus_changed)},
             "environment": changes(self.env_changed),
             "checks": {
@@ -123,46 +153,57 @@ def _meta(d: Mapping[str, Any]) -> dict[str, Any]:
 GPU_FIELDS = ("name", "cc", "memory_total", "mig_mode", "persistence_mode", "compute_mode")
 
 
-def _gpus(d: Mapping[str, Any]) -> Any:
-    g = _fact(d, "gpus")
-    if g == ABSENT:
-        return []
-    return g if isinstance(g, list) else UNKNOWN
+def _gpus(s: Stack) -> Any:
+    return s.gpus if s.gpus is not None else [] if "gpus" in s.missing else UNKNOWN
 
 
-def _gpu_label(g: Mapping[str, Any]) -> str:
-    mem = g.get("memory_total")
-    mem_s = f", {mem / (1 << 30):.0f} GiB" if isinstance(mem, (int, float)) and mem else ""
-    return f"GPU {g.get('index', '?')}: {g.get('name', '?')}{mem_s}"
-
-
-def _compare_gpus(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
-    ga, gb = _gpus(a), _gpus(b)
+def _compare_gpus(diff: Diff, sa: Stack, sb: Stack) -> None:
+    ga, gb = _gpus(sa), _gpus(sb)
     if ga is UNKNOWN or gb is UNKNOWN:
         if ga is not gb:
             diff.not_compared.append("GPUs (gathered in one report only)")
         return
     # By index: on a new machine every UUID differs, yet "GPU 3 went from A100 to H200" is the news.
-    ia = {g.get("index", n): g for n, g in enumerate(ga) if isinstance(g, dict)}
-    ib = {g.get("index", n): g for n, g in enumerate(gb) if isinstance(g, dict)}
+    ia, ib = {g.index: g for g in ga}, {g.index: g for g in gb}
     for i in sorted(set(ia) - set(ib), key=str):
-        diff.gpus_removed.append({"index": i, "name": ia[i].get("name"), "label": _gpu_label(ia[i])})
+        diff.gpus_removed.append({"index": i, "name": ia[i].name, "label": ia[i].label})
     for i in sorted(set(ib) - set(ia), key=str):
-        diff.gpus_added.append({"index": i, "name": ib[i].get("name"), "label": _gpu_label(ib[i])})
+        diff.gpus_added.append({"index": i, "name": ib[i].name, "label": ib[i].label})
     uuid_changes = 0
     for i in sorted(set(ia) & set(ib), key=str):
         for f in GPU_FIELDS:
-            if f in ia[i] and f in ib[i] and ia[i][f] != ib[i][f]:
-                diff.gpus_changed.append(Change(f"GPU {i} {f}", ia[i][f], ib[i][f]))
-        if ia[i].get("uuid") and ib[i].get("uuid") and ia[i]["uuid"] != ib[i]["uuid"]:
+            x, y = getattr(ia[i], f), getattr(ib[i], f)
+            if x not in (None, "") and y not in (None, "") and x != y:
+                diff.gpus_changed.append(Change(f"GPU {i} {f}", x, y))
+        if ia[i].uuid and ib[i].uuid and ia[i].uuid != ib[i].uuid:
             uuid_changes += 1
     if uuid_changes:
         diff.notes.append(f"{uuid_changes} GPU(s) have a different UUID: different physical devices")
 
 
+def _compiled(d: Distribution) -> tuple[bool, str]:
+    return d.has_extensions, "record" if d.compiled is not None else "name"
+
+
+def _compare_dists(diff: Diff, sa: Stack, sb: Stack) -> None:
+    """Every installed distribution, not only the stack's core: flash-attn, xformers, vllm,
+    transformers changing under a migration is what breaks a user's model."""
+    if sa.dists is None or sb.dists is None:
+        if (sa.dists is None) != (sb.dists is None):
+            diff.not_compared.append("installed distributions (recorded in one report only)")
+        return
+    for key in sorted(set(sa.dists) | set(sb.dists)):
+        x, y = sa.dists.get(key), sb.dists.get(key)
+        if x and y and x.version == y.version:
+            continue
+        compiled, source = _compiled(y or x)  # type: ignore[arg-type]
+        change = DistChange((y or x).name, x.version if x else "", y.version if y else "", compiled, source)  # type: ignore[union-attr]
+        (diff.dists_changed if x and y else diff.dists_added if y else diff.dists_removed).append(change)
+
+
 def _compare_env(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
-    ea, eb = _fact(a, "env_vars"), _fact(b, "env_vars")
-    if not isinstance(ea, dict) or not isinstance(eb, dict):
+    ea, eb = (a.get("facts") or {}).get("env_vars"), (b.get("facts") or {}).get("env_vars")
+    if not isinstance(ea, dict) or not isinstance(eb, dict) or missing_reason(ea) or missing_reason(eb):
         return
     for name in sorted(set(ea) | set(eb)):
         va, vb = ea.get(name, ABSENT), eb.get(name, ABSENT)
@@ -174,20 +215,27 @@ def _status(r: Mapping[str, Any]) -> str:
     return str(r.get("status", ""))
 
 
-def compare(a: Mapping[str, Any], b: Mapping[str, Any], a_name: str = "A", b_name: str = "B") -> Diff:
-    diff = Diff(a_name, b_name, _meta(a), _meta(b))
+def _major(version: Any) -> int | None:
+    try:
+        return int(str(version).split(".")[0])
+    except ValueError:
+        return None
+
+
+def _schema_notes(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
     va, vb = str(a.get("schema_version")), str(b.get("schema_version"))
     if va != vb:
         diff.notes.append(f"the reports use schema versions {va} and {vb}; compared what both record")
     ours = _major(SCHEMA_VERSION)
-    for label, v in ((a_name, va), (b_name, vb)):
+    for label, v in ((diff.a_name, va), (diff.b_name, vb)):
         if (_major(v) or 0) > (ours or 0):
             diff.notes.append(
                 f"{label} uses schema {v}, newer than this envdoctor reads ({SCHEMA_VERSION}); upgrade envdoctor for a full comparison"
             )
 
-    for label, get in VERSION_GETTERS:
-        x, y = get(a), get(b)
+
+def _compare_versions(diff: Diff, sa: Stack, sb: Stack) -> None:
+    for (label, x), (_, y) in zip(sa.version_rows(), sb.version_rows(), strict=True):
         if x is UNKNOWN or y is UNKNOWN:
             known = y if x is UNKNOWN else x
             if known is not UNKNOWN and known != ABSENT:
@@ -195,9 +243,17 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any], a_name: str = "A", b_nam
             continue
         if x != y:
             diff.versions.append(Change(label, x, y))
-    _compare_gpus(diff, a, b)
-    _compare_env(diff, a, b)
 
+
+def _same_selection(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether both runs asked for the same checks (then a check missing from B was lost, not left out)."""
+    oa, ob = a.get("options"), b.get("options")
+    if not isinstance(oa, dict) or not isinstance(ob, dict):
+        return False
+    return all(oa.get(k) == ob.get(k) for k in ("profile", "select", "deselect"))
+
+
+def _compare_checks(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
     ra = {r["id"]: r for r in a.get("results", [])}
     rb = {r["id"]: r for r in b.get("results", [])}
     for cid, r in ra.items():
@@ -211,16 +267,72 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any], a_name: str = "A", b_nam
             diff.only_b.append(move)
             continue
         sa, sb = SEVERITY.get(move.a, 0), SEVERITY.get(move.b, 0)
-        if sb > sa:
+        # A check that passed before and is skipped now lost what it needed (the GPU, torch).
+        if sb > sa or (move.a == "pass" and move.b == "skip"):
             diff.regressed.append(move)
         elif sb < sa:
             diff.recovered.append(move)
         elif move.a != move.b:
             diff.changed.append(move)
+
+
+def _changed_facts(diff: Diff) -> dict[str, str]:
+    """fact -> "fact a → b": what the cause rules may blame."""
+    out = {c.name: f"{c.name} {_v(c.a)} → {_v(c.b)}" for c in diff.versions}
+    for c in diff.dists_changed + diff.dists_added + diff.dists_removed:
+        out.setdefault(c.name.lower(), f"{c.name} {c.a or '(none)'} → {c.b or '(none)'}")
+    shown = {c.name for c in diff.versions}  # torch, triton, numpy: blamed by name already
+    compiled = [c for c in diff.dists_changed + diff.dists_added if c.compiled and _canon(c.name) not in shown]
+    if compiled:
+        out["compiled distributions"] = "compiled " + ", ".join(f"{c.name} {c.a or '(none)'} → {c.b}" for c in compiled[:4])
+    gpus = len(diff.gpus_added) + len(diff.gpus_removed) + len(diff.gpus_changed)
+    if gpus:
+        out["GPUs"] = f"GPUs changed ({gpus} change{'s' if gpus != 1 else ''})"
+    return out
+
+
+def _collect_regressions(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any], sa: Stack, sb: Stack) -> None:
+    changed = _changed_facts(diff)
+    found = [*lost_gpus(diff.gpus_removed), *lost_components(sa, sb)]
+    for m in diff.regressed:
+        found.append(Regression("check", m.id, f"{m.id}: {m.a} → {m.b}: {m.message}", causes_for(m.id, changed)))
+    if _same_selection(a, b):
+        for m in diff.only_a:
+            if m.a == "pass":
+                found.append(
+                    Regression("check", m.id, f"{m.id} passed in {diff.a_name} and did not run in {diff.b_name}", causes_for(m.id, changed))
+                )
+    elif any(m.a == "pass" for m in diff.only_a):
+        diff.notes.append(
+            "the runs selected different checks (profile/--select/--deselect): checks missing from one report are not regressions"
+        )
+    for m in diff.metrics:
+        if m.regressed:
+            found.append(
+                Regression("perf", m.name, f"{m.name}: {_num(m.a)} → {_num(m.b)} {m.unit} ({m.change:+.0%})", causes_for(m.name, changed))
+            )
+    diff.regressions = found
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any], a_name: str = "A", b_name: str = "B") -> Diff:
+    diff = Diff(a_name, b_name, _meta(a), _meta(b))
+    _schema_notes(diff, a, b)
+    sa, sb = from_facts(a.get("facts"), a.get("platform")), from_facts(b.get("facts"), b.get("platform"))
+    _compare_versions(diff, sa, sb)
+    _compare_gpus(diff, sa, sb)
+    _compare_dists(diff, sa, sb)
+    _compare_env(diff, a, b)
+    _compare_checks(diff, a, b)
+    diff.metrics = compare_numbers(a, b)
+    _collect_regressions(diff, a, b, sa, sb)
     return diff
 
 
 # ------------------------------------------------------------------ rendering
+
+
+def _num(x: float) -> str:
+    return f"{x:,.1f}" if x < 100 else f"{x:,.0f}"
 
 
 def _v(x: Any) -> str:
@@ -247,13 +359,8 @@ def render_text(diff: Diff) -> str:
     if diff.identical:
         out.append("no differences: same versions, GPUs and check results")
         return "\n".join(out) + "\n"
-    if diff.regressed:
-        out.append(f"Regressions ({len(diff.regressed)})")
-        for m in diff.regressed:
-            out.append(f"  ✗ {m.id}: {m.a} → {m.b}: {m.message}")
-            if m.hint:
-                out.append(f"      → {m.hint}")
-        out.append("")
+    if diff.regressions:
+        out += _text_regressions(diff)
     if diff.versions:
         out.append("Versions")
         width = max(len(c.name) for c in diff.versions)
@@ -265,6 +372,11 @@ def render_text(diff: Diff) -> str:
         out += [f"  - removed {g['label']}" for g in diff.gpus_removed]
         out += [f"  + added {g['label']}" for g in diff.gpus_added]
         out += [f"  ~ {c.name}: {_v(c.a)} → {_v(c.b)}" for c in diff.gpus_changed]
+        out.append("")
+    out += _text_dists(diff)
+    if diff.metrics:
+        out.append("Measured")
+        out += [f"  {'✗' if m.regressed else ' '} {m.name}: {_num(m.a)} → {_num(m.b)} {m.unit} ({m.change:+.0%})" for m in diff.metrics]
         out.append("")
     if diff.recovered:
         out.append(f"Recovered ({len(diff.recovered)})")
@@ -290,10 +402,52 @@ def render_text(diff: Diff) -> str:
     return "\n".join(out) + "\n"
 
 
+def _text_regressions(diff: Diff) -> list[str]:
+    out = [f"Regressions ({len(diff.regressions)})"]
+    hints = {m.id: m.hint for m in diff.regressed}
+    for r in diff.regressions:
+        out.append(f"  ✗ {r.message}")
+        if r.causes:
+            out.append(f"      likely cause: {'; '.join(r.causes)}")
+        if hints.get(r.name) and r.kind == "check":
+            out.append(f"      → {hints[r.name]}")
+    return [*out, ""]
+
+
+def _dist_line(c: DistChange) -> str:
+    mark = "" if not c.compiled else " [compiled]" if c.compiled_from == "record" else " [compiled, by name]"
+    return f"{c.name} {c.a or '(none)'} → {c.b or '(none)'}{mark}"
+
+
+def _dists_compiled_note(diff: Diff) -> str:
+    by_name = any(c.compiled and c.compiled_from == "name" for c in diff.dists_changed + diff.dists_added + diff.dists_removed)
+    return (
+        "[compiled]: ships extension modules (.so), per the report; [compiled, by name]: a well-known compiled package "
+        "(this report does not record it). A changed torch or CUDA breaks their ABI: reinstall or rebuild them."
+        if by_name
+        else "[compiled]: ships extension modules (.so): a changed torch or CUDA breaks their ABI: reinstall or rebuild them."
+    )
+
+
+def _text_dists(diff: Diff) -> list[str]:
+    rows = [("~", c) for c in diff.dists_changed] + [("+", c) for c in diff.dists_added] + [("-", c) for c in diff.dists_removed]
+    if not rows:
+        return []
+    out = [f"Distributions ({len(diff.dists_changed)} changed, {len(diff.dists_added)} added, {len(diff.dists_removed)} removed)"]
+    out += [f"  {sign} {_dist_line(c)}" for sign, c in rows]
+    if any(c.compiled for _, c in rows):
+        out.append("  " + _dists_compiled_note(diff))
+    return [*out, ""]
+
+
+def _canon(name: str) -> str:
+    return {"torch-xla": "torch_xla"}.get(name.lower().replace("_", "-"), name.lower().replace("_", "-"))
+
+
 def summary(diff: Diff) -> str:
     if diff.identical:
         return "no differences"
-    parts = [f"{len(diff.regressed)} regression{'s' if len(diff.regressed) != 1 else ''}"]
+    parts = [f"{len(diff.regressions)} regression{'s' if len(diff.regressions) != 1 else ''}"]
     if diff.recovered:
         parts.append(f"{len(diff.recovered)} recovered")
     if diff.versions:
@@ -301,7 +455,12 @@ def summary(diff: Diff) -> str:
     gpu = len(diff.gpus_added) + len(diff.gpus_removed) + len(diff.gpus_changed)
     if gpu:
         parts.append(f"{gpu} GPU change{'s' if gpu != 1 else ''}")
-    return ("REGRESSED: " if diff.regressed else "CHANGED: ") + ", ".join(parts)
+    # The stack's own packages are counted as version changes already.
+    shown = {c.name for c in diff.versions}
+    dists = len([c for c in diff.dists_added + diff.dists_removed + diff.dists_changed if _canon(c.name) not in shown])
+    if dists:
+        parts.append(f"{dists} other distribution change{'s' if dists != 1 else ''}")
+    return ("REGRESSED: " if diff.regressions else "CHANGED: ") + ", ".join(parts)
 
 
 def _md(text: Any) -> str:
@@ -315,6 +474,23 @@ def _code(text: Any) -> str:
     return f"{ticks}{s}{ticks}" if ticks == "`" else f"{ticks} {s} {ticks}"
 
 
+def _md_dists_and_metrics(diff: Diff) -> list[str]:
+    out = []
+    dist_lines = _text_dists(diff)
+    if dist_lines:
+        out += [f"<details><summary>{_md(dist_lines[0])}</summary>", ""]
+        out += [f"- {_md(line.strip())}" for line in dist_lines[1:-1]]
+        out += ["", "</details>", ""]
+    if diff.metrics:
+        out += ["#### Measured", "", "| metric | before | after | change |", "|---|---|---|---|"]
+        out += [
+            f"| {'❌ ' if m.regressed else ''}{_md(m.name)} | {_num(m.a)} {m.unit} | {_num(m.b)} {m.unit} | {m.change:+.0%} |"
+            for m in diff.metrics
+        ]
+        out.append("")
+    return out
+
+
 def render_markdown(diff: Diff) -> str:
     out = [f"### envdoctor diff: {summary(diff)}", ""]
     out.append(f"`{_md(diff.a_name)}` ({_md(diff.a_meta.get('started_at'))}) → `{_md(diff.b_name)}` ({_md(diff.b_meta.get('started_at'))})")
@@ -326,12 +502,15 @@ def render_markdown(diff: Diff) -> str:
     if diff.identical:
         out.append("No differences: same versions, GPUs and check results.")
         return "\n".join(out) + "\n"
-    if diff.regressed:
+    if diff.regressions:
         out += ["#### Regressions", ""]
-        for m in diff.regressed:
-            out.append(f"- ❌ `{m.id}` {m.a} → **{m.b}**: {_md(m.message)}")
-            if m.hint:
-                out.append(f"  - fix: {_md(m.hint)}")
+        hints = {m.id: m.hint for m in diff.regressed}
+        for r in diff.regressions:
+            out.append(f"- ❌ {_md(r.message)}")
+            if r.causes:
+                out.append(f"  - likely cause: {_md('; '.join(r.causes))}")
+            if hints.get(r.name) and r.kind == "check":
+                out.append(f"  - fix: {_md(hints[r.name])}")
         out.append("")
     if diff.versions:
         out += ["#### Versions", "", "| component | before | after |", "|---|---|---|"]
@@ -343,6 +522,7 @@ def render_markdown(diff: Diff) -> str:
         out += [f"- added {_md(g['label'])}" for g in diff.gpus_added]
         out += [f"- {_md(c.name)}: {_code(c.a)} → {_code(c.b)}" for c in diff.gpus_changed]
         out.append("")
+    out += _md_dists_and_metrics(diff)
     if diff.recovered:
         out += ["#### Recovered", ""]
         out += [f"- ✅ `{m.id}` {m.a} → **{m.b}**: {_md(m.message)}" for m in diff.recovered]
@@ -404,4 +584,4 @@ def diff_cmd(before, after, fmt, output, redact) -> None:
         write(output, text)
     else:
         click.echo(text, nl=False)
-    raise SystemExit(ExitCode.FAILED if d.regressed else ExitCode.OK)
+    raise SystemExit(ExitCode.FAILED if d.regressions else ExitCode.OK)

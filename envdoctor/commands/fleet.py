@@ -22,7 +22,7 @@ import click
 
 from envdoctor.core.redact import scrub_data
 from envdoctor.core.report import ReportError, load_report
-from envdoctor.core.stack import FLEET_FACTS, extract_facts
+from envdoctor.core.stack import FLEET_FACTS, extract_facts, from_facts  # noqa: F401 - extract_facts: callers import it from here
 
 BAD = ("fail", "error")
 SHOWN = ("fail", "error", "warn")
@@ -116,7 +116,8 @@ def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
         return nodes
     checks = {r.id: r.status.value for r in report.results if r.status.value in SHOWN}
     messages = {r.id: r.message for r in report.results if r.status.value in SHOWN}
-    return [Node(host, source, _node_status(checks.values()), checks, messages, extract_facts(report.facts), partial)]
+    facts = from_facts(report.facts, report.platform).fleet_facts()
+    return [Node(host, source, _node_status(checks.values()), checks, messages, facts, partial)]
 
 
 def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:

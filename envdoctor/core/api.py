@@ -233,7 +233,11 @@ class FactSpec:
     name: str
     func: Callable[..., Any]
     params: tuple[Param, ...]
-    source: str = "built-in"
+    source: str = "built-in"  # who provides it: built-in or the plugin's name
+    origin: str = "live"  # where its value comes from: live (this machine), pasted (triage text), baseline (an image-build file)
+
+
+FACT_ORIGINS = ("live", "pasted", "baseline")
 
 
 def check(id: str, *, tags: Sequence[str] = (), timeout: float | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -255,11 +259,17 @@ def check(id: str, *, tags: Sequence[str] = (), timeout: float | None = None) ->
     return deco
 
 
-def fact(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare a fact provider. Its parameters name other facts it is derived from."""
+def fact(name: str, *, source: str = "live") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a fact provider. Its parameters name other facts it is derived from.
+
+    ``source`` says where the value comes from: ``live`` (read on this machine), ``pasted``
+    (parsed from text a user pasted) or ``baseline`` (read from an image-build baseline file);
+    the typed stack (:func:`envdoctor.from_facts`) carries it, so live-only checks can tell."""
+    if source not in FACT_ORIGINS:
+        raise ValueError(f"fact source must be one of {', '.join(FACT_ORIGINS)}: {source!r}")
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func)))
+        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func), origin=source))
         return func
 
     return deco

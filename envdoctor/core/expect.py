@@ -30,6 +30,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.core.api import CheckSpec, Item, Param, Result, Status, fail, ok, skip, worst
 from envdoctor.core.report import CheckOutcome, Report
 from envdoctor.core.selection import matches
+from envdoctor.core.stack import TRITON_DISTS, Gpu, Stack, facts_for, from_facts
 
 # key -> (the distribution it names, or None) for version expectations
 VERSION_KEYS: dict[str, str] = {
@@ -45,9 +46,6 @@ FACT_KEYS = (*VERSION_KEYS, "gpus", "gpu_name", "gpu_memory")
 LIST_KEYS = ("must_pass", "skip")
 KEYS = (*FACT_KEYS, *LIST_KEYS)
 ALIASES = {"torch-xla": "torch_xla", "torch-cuda": "torch_cuda", "cuda": "torch_cuda", "gpu-name": "gpu_name", "gpu-memory": "gpu_memory"}
-
-# Distributions that provide `import triton`: the PyPI name and the nightly/ROCm/XPU builds.
-TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-xpu")
 
 BUILD_SKIP = "not checked under --profile build (a docker build has no GPU); judged under --profile runtime"
 
@@ -257,14 +255,6 @@ def _pip(dist: str, e: Expectation) -> str:
     return f'pip install "{dist}{e.text if not e.text[:1].isdigit() else "==" + e.text}"'
 
 
-def _dist_version(dists: Any, names: Sequence[str]) -> tuple[str, str] | None:
-    for n in names:
-        d = dists.get(n)
-        if d:
-            return d.get("name", n), str(d.get("version", ""))
-    return None
-
-
 def _cuda_index_hint(e: Expectation) -> str:
     specs = list(e.value)
     if len(specs) == 1 and specs[0].operator == "==":
@@ -280,19 +270,22 @@ def judge(e: Expectation, facts: Mapping[str, Any]) -> Result:
     options = facts.get("options") or {}
     if e.key in GPU_KEYS and options.get("profile") == "build":
         return skip(BUILD_SKIP)
-    return _JUDGES[e.key](e, facts)
+    return _JUDGES[e.key](e, from_facts(facts))
 
 
-def _python(e: Expectation, f: Mapping[str, Any]) -> Result:
-    info = f["python_info"]
-    if not info:
+def _why(s: Stack, component: str) -> str:
+    return s.missing.get(component) or "the run did not record it"
+
+
+def _python(e: Expectation, s: Stack) -> Result:
+    if s.python is None:
         return fail(
-            f"cannot tell the Python version to compare with {e.text}: {info.reason}",
+            f"cannot tell the Python version to compare with {e.text}: {_why(s, 'python')}",
             hint="Run envdoctor with the interpreter in question.",
         )
     return _judge_version(
         "Python",
-        str(info.get("version", "")),
+        s.python.version,
         e,
         hint=f"Use a Python that satisfies {e.text} (e.g. a venv made with python{_example(e)} -m venv).",
     )
@@ -303,31 +296,29 @@ def _example(e: Expectation) -> str:
     return m.group(0) if m else "3"
 
 
-def _package(label: str, dists_names: Sequence[str], pip_name: str) -> Callable[[Expectation, Mapping[str, Any]], Result]:
-    def judge_package(e: Expectation, f: Mapping[str, Any]) -> Result:
-        dists = f["dists"]
+def _package(label: str, dists_names: Sequence[str], pip_name: str) -> Callable[[Expectation, Stack], Result]:
+    def judge_package(e: Expectation, s: Stack) -> Result:
         hint = _pip(pip_name, e)
-        if not dists:
-            return fail(f"cannot tell which {label} is installed to compare with {e.text}: {dists.reason}", hint=hint)
-        found = _dist_version(dists, dists_names)
+        if s.dists is None:
+            return fail(f"cannot tell which {label} is installed to compare with {e.text}: {_why(s, 'dists')}", hint=hint)
+        found = s.dist(*dists_names)
         if found is None:
             return fail(f"{label} is not installed; expected {label} {e.shown}", hint=hint)
-        name, version = found
-        return _judge_version(name, version, e, hint=hint)
+        return _judge_version(found.name, found.version, e, hint=hint)
 
     return judge_package
 
 
-def _torch_cuda(e: Expectation, f: Mapping[str, Any]) -> Result:
-    build = f["torch_build"]
+def _torch_cuda(e: Expectation, s: Stack) -> Result:
+    torch = s.torch
     hint = _cuda_index_hint(e)
-    if not build:
-        return fail(f"cannot tell torch's CUDA version to compare with {e.text}: {build.reason}", hint=hint)
-    if not build.get("cuda"):
-        kind = str(build.get("kind") or "non-CUDA")
+    if torch is None:
+        return fail(f"cannot tell torch's CUDA version to compare with {e.text}: {_why(s, 'torch')}", hint=hint)
+    if not torch.cuda:
+        kind = torch.kind or "non-CUDA"
         what = "CPU-only" if kind == "cpu" else kind.upper()
-        return fail(f"torch {build.get('version', '?')} is a {what} build without CUDA; expected CUDA {e.shown}", hint=hint)
-    return _judge_version(f"torch {build.get('version', '?')} is built for CUDA", str(build["cuda"]), e, hint=hint)
+        return fail(f"torch {torch.version} is a {what} build without CUDA; expected CUDA {e.shown}", hint=hint)
+    return _judge_version(f"torch {torch.version} is built for CUDA", torch.cuda, e, hint=hint)
 
 
 _DRIVER_HINT = (
@@ -340,55 +331,54 @@ _GPU_HINT = (
 )
 
 
-def _driver(e: Expectation, f: Mapping[str, Any]) -> Result:
-    drv = f["driver"]
-    if not drv:
-        return fail(f"expected NVIDIA driver {e.shown}, but {drv.reason}", hint=_DRIVER_HINT)
-    return _judge_version("NVIDIA driver", str(drv.get("version", "")), e, hint=_DRIVER_HINT)
+def _driver(e: Expectation, s: Stack) -> Result:
+    if s.driver is None:
+        return fail(f"expected NVIDIA driver {e.shown}, but {_why(s, 'driver')}", hint=_DRIVER_HINT)
+    return _judge_version("NVIDIA driver", s.driver.version, e, hint=_DRIVER_HINT)
 
 
-def _visible(f: Mapping[str, Any]) -> tuple[list[dict] | None, str]:
+def _visible(s: Stack) -> tuple[list[Gpu] | None, str]:
     """The GPUs the process sees, and a note when CUDA_VISIBLE_DEVICES hides some."""
-    vis, all_gpus = f["visible_gpus"], f["gpus"]
-    if not vis and not isinstance(vis, list):
-        return None, vis.reason
+    vis, all_gpus = s.visible_gpus, s.gpus
+    if vis is None:
+        return None, _why(s, "visible_gpus")
     note = ""
-    if isinstance(all_gpus, list) and len(all_gpus) > len(vis):
+    if all_gpus is not None and len(all_gpus) > len(vis):
         note = f"; CUDA_VISIBLE_DEVICES hides {len(all_gpus) - len(vis)} of the {len(all_gpus)} GPUs the driver sees"
     return list(vis), note
 
 
-def _gpus(e: Expectation, f: Mapping[str, Any]) -> Result:
-    gpus, note = _visible(f)
+def _gpus(e: Expectation, s: Stack) -> Result:
+    gpus, note = _visible(s)
     want = e.value.describe()
     if gpus is None:
         if 0 in e.value:
             return ok(f"no GPU ({note}), as expected")
         return fail(f"expected {want} GPUs, but {note}", hint=_GPU_HINT)
     n = len(gpus)
-    names = sorted({str(g.get("name", "?")) for g in gpus})
+    names = sorted({g.name for g in gpus})
     seen = f"{n} GPU{'s' if n != 1 else ''}" + (f" ({', '.join(names)})" if names else "")
     if n not in e.value:
         return fail(f"expected {want} GPUs, found {seen}{note}", hint=_GPU_HINT)
     return ok(f"{seen} visible{note}, as expected ({want})")
 
 
-def _gpu_items(f: Mapping[str, Any], test: Callable[[dict], tuple[bool, str]]) -> tuple[list[Item] | None, str]:
-    gpus, note = _visible(f)
+def _gpu_items(s: Stack, test: Callable[[Gpu], tuple[bool, str]]) -> tuple[list[Item] | None, str]:
+    gpus, note = _visible(s)
     if gpus is None:
         return None, note
     items = []
     for g in gpus:
         good, msg = test(g)
-        items.append(Item(f"GPU {g.get('index', '?')}", Status.PASS if good else Status.FAIL, msg))
+        items.append(Item(f"GPU {g.index}", Status.PASS if good else Status.FAIL, msg))
     return items, note
 
 
-def _gpu_name(e: Expectation, f: Mapping[str, Any]) -> Result:
+def _gpu_name(e: Expectation, s: Stack) -> Result:
     raw = e.value
     # A plain word ("H200") matches anywhere in the name; a glob ("NVIDIA H200*") as written.
     pattern = (raw if any(c in raw for c in "*?[") else f"*{raw}*").lower()
-    items, note = _gpu_items(f, lambda g: (fnmatchcase(str(g.get("name", "")).lower(), pattern), str(g.get("name", "?"))))
+    items, note = _gpu_items(s, lambda g: (fnmatchcase(g.name.lower(), pattern), g.name))
     if items is None:
         return fail(f"expected GPUs named {raw}, but {note}", hint=_GPU_HINT)
     if not items:
@@ -404,16 +394,15 @@ def _gpu_name(e: Expectation, f: Mapping[str, Any]) -> Result:
     return ok(f"all {len(items)} GPUs match {raw} ({', '.join(sorted({i.message for i in items}))})", items=items)
 
 
-def _gpu_memory(e: Expectation, f: Mapping[str, Any]) -> Result:
+def _gpu_memory(e: Expectation, s: Stack) -> Result:
     need = e.value
 
-    def test(g: dict) -> tuple[bool, str]:
-        have = g.get("memory_total")
-        if not isinstance(have, (int, float)):
+    def test(g: Gpu) -> tuple[bool, str]:
+        if g.memory_total is None:
             return False, "memory size unknown"
-        return have >= need, _gib(have)
+        return g.memory_total >= need, _gib(g.memory_total)
 
-    items, note = _gpu_items(f, test)
+    items, note = _gpu_items(s, test)
     if items is None:
         return fail(f"expected GPUs with at least {e.text} of memory, but {note}", hint=_GPU_HINT)
     if not items:
@@ -429,7 +418,7 @@ def _gpu_memory(e: Expectation, f: Mapping[str, Any]) -> Result:
     return ok(f"every GPU has at least {e.text} (smallest {min(i.message for i in items)})", items=items)
 
 
-_JUDGES: dict[str, Callable[[Expectation, Mapping[str, Any]], Result]] = {
+_JUDGES: dict[str, Callable[[Expectation, Stack], Result]] = {
     "python": _python,
     "torch": _package("torch", ("torch",), "torch"),
     "torch_cuda": _torch_cuda,
@@ -442,15 +431,15 @@ _JUDGES: dict[str, Callable[[Expectation, Mapping[str, Any]], Result]] = {
 }
 # The facts each expectation reads (all optional: an unavailable fact fails the expectation).
 _FACTS: dict[str, tuple[str, ...]] = {
-    "python": ("python_info",),
-    "torch": ("dists",),
-    "torch_cuda": ("torch_build",),
-    "triton": ("dists",),
-    "torch_xla": ("dists",),
-    "driver": ("driver",),
-    "gpus": ("visible_gpus", "gpus"),
-    "gpu_name": ("visible_gpus", "gpus"),
-    "gpu_memory": ("visible_gpus", "gpus"),
+    "python": facts_for("python"),
+    "torch": facts_for("dists"),
+    "torch_cuda": facts_for("torch"),
+    "triton": facts_for("dists"),
+    "torch_xla": facts_for("dists"),
+    "driver": facts_for("driver"),
+    "gpus": facts_for("visible_gpus", "gpus"),
+    "gpu_name": facts_for("visible_gpus", "gpus"),
+    "gpu_memory": facts_for("visible_gpus", "gpus"),
 }
 _TITLES = {
     "python": "expected: Python {}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -85,24 +86,82 @@ def load_report(path: str) -> dict[str, Any]:
     if not text.strip():
         raise ReportError(path, "is empty, not an envdoctor JSON report")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
+    except _NotFinite as e:
+        raise ReportError(name, f"is not an envdoctor report (it holds {e}, which JSON does not allow)") from None
     except json.JSONDecodeError as e:
         hint = " (the file looks truncated)" if text.lstrip().startswith(("{", "[")) and e.pos >= len(text.rstrip()) - 1 else ""
         raise ReportError(path, f"is not valid JSON{hint}: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    problem = _not_a_report(data)
+    except RecursionError:
+        raise ReportError(name, f"is not an envdoctor report (JSON nested deeper than {MAX_DEPTH} levels)") from None
+    except ValueError as e:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise ReportError(name, f"is not an envdoctor report (a number it holds cannot be read: {str(e).splitlines()[0][:80]})") from None
+    problem = _too_deep(data) or _not_a_report(data)
     if problem:
         raise ReportError(name, f"is not an envdoctor report ({problem}); make one with `envdoctor check --format json -o FILE`")
     return data
 
 
+# A report is a few levels deep (facts -> dists -> torch -> requires -> str); anything much deeper
+# is not one, and walking it (scrubbing secrets, redacting) would exhaust Python's stack.
+MAX_DEPTH = 64
+_OBJECTS = ("tool", "platform", "options", "summary", "facts")
+_RESULT_STRINGS = ("title", "status", "message", "hint", "source")
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity; JSON has neither, and envdoctor never writes them.
+    raise _NotFinite(name)
+
+
+def _too_deep(data: Any) -> str:
+    """Nesting past MAX_DEPTH, or a number no report holds (1e999 reads as infinity; an integer
+    past 64 bits overflows every float conversion downstream)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"JSON nested deeper than {MAX_DEPTH} levels"
+        if isinstance(value, float) and not math.isfinite(value):
+            return "a number too large to be a measurement"
+        if isinstance(value, int) and abs(value) >= 1 << 64:
+            return "an integer too large to be a measurement"
+        if isinstance(value, dict):
+            stack += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+    return ""
+
+
+def _bad_result(n: int, r: Any) -> str:
+    if not isinstance(r, dict) or not isinstance(r.get("id"), str):
+        return f"'results' item {n} is not a check result with a string 'id'"
+    for k in _RESULT_STRINGS:
+        if k in r and not isinstance(r[k], str):
+            return f"check {r['id'][:60]!r} has a {type(r[k]).__name__} '{k}', not a string"
+    if "details" in r and not isinstance(r["details"], dict):
+        return f"check {r['id'][:60]!r} has '{type(r['details']).__name__}' details, not an object"
+    return ""
+
+
 def _not_a_report(d: Any) -> str:
+    """Why ``d`` does not have a report's shape ("" when it does): what diff, fleet and the
+    reporters index into must be what they expect, so a hand-edited or foreign file is one
+    clear line, never a crash."""
     if not isinstance(d, dict):
         return f"the JSON is {type(d).__name__}, not an object"
     missing = [k for k in ("schema_version", "results") if k not in d]
     if missing:
         return "no " + " or ".join(repr(k) for k in missing)
-    if not isinstance(d["results"], list) or not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in d["results"]):
+    if not isinstance(d["schema_version"], str):
+        return f"'schema_version' is a {type(d['schema_version']).__name__}, not a string"
+    if not isinstance(d["results"], list):
         return "'results' is not a list of check results"
-    if not isinstance(d.get("facts", {}), dict):
-        return "'facts' is not an object"
-    return ""
+    for k in _OBJECTS:
+        if k in d and not isinstance(d[k], dict):
+            return f"'{k}' is a {type(d[k]).__name__}, not an object"
+    return next((p for p in (_bad_result(n, r) for n, r in enumerate(d["results"])) if p), "")

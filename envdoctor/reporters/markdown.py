@@ -76,24 +76,18 @@ def _code(text: str) -> str:
 
 def _stack(report: Report) -> list[str]:
     """The versions a maintainer asks for first, read from the facts the run gathered."""
-    from envdoctor.core.stack import ABSENT, UNKNOWN, VERSION_GETTERS
+    from envdoctor.core.stack import ABSENT, UNKNOWN, from_facts
 
-    data = {"facts": dict(report.facts), "platform": dict(report.platform)}
+    stack = from_facts(report.facts, report.platform)
     rows = []
-    for label, get in VERSION_GETTERS:
-        try:
-            v = get(data)
-        except (AttributeError, TypeError, KeyError):
-            continue
+    for label, v in stack.version_rows():
         if v is UNKNOWN or (v == ABSENT and label not in ("torch", "NVIDIA driver")):
             continue
         rows.append(f"| {_md(label)} | {_code('not installed' if v == ABSENT and label == 'torch' else 'none' if v == ABSENT else v)} |")
-    gpus = report.facts.get("gpus")
-    if isinstance(gpus, list) and gpus:
+    if stack.gpus:
         names: dict[str, int] = {}
-        for g in gpus:
-            if isinstance(g, Mapping):
-                names[str(g.get("name", "?"))] = names.get(str(g.get("name", "?")), 0) + 1
+        for g in stack.gpus:
+            names[g.name] = names.get(g.name, 0) + 1
         rows.append(f"| GPUs | {_md(', '.join(f'{n} × {name}' for name, n in names.items()))} |")
     return ["| component | version |", "|---|---|", *rows, ""] if rows else []
 
