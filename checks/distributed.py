@@ -17,7 +17,8 @@ import statistics
 
 from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor.core.api import Item, Result, Status
-from envdoctor.modes.distributed import DEFAULT_RANK_TIMEOUT, LAUNCHER_NAMES, NOT_LAUNCHED, detect_launch
+from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
+from envdoctor.modes.distributed import LAUNCHER_NAMES, NOT_LAUNCHED, detect_launch
 
 TAGS = ("distributed",)
 # A link or rank this far below the median is a finding; collectives run at the slowest link.
@@ -49,7 +50,7 @@ def dist_collective(dist_launch, probe, options) -> dict:
             "backend": cfg.get("backend", "auto"),
         },
         fresh=True,
-        timeout=local_timeout + 4 * rank_timeout + 60,
+        timeout=distributed_budget(local_timeout, rank_timeout),
         what="the distributed probe (rendezvous and collectives)",
     )
 

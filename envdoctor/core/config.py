@@ -29,11 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
-from envdoctor.core.api import CheckSpec
-from envdoctor.core.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, plan, split_cli, to_spec
-from envdoctor.core.selection import choose, unmatched
+from envdoctor.core.exitcode import ExitCode
+from envdoctor.core.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, parse, split_cli
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,10 +41,14 @@ FILENAME = "envdoctor.toml"
 TOP_KEYS = ("expect", *LIST_KEYS)
 
 
-class ConfigError(click.ClickException):
-    """A config or --expect mistake: shown as one line, exit code 2 (usage error)."""
+class ConfigError(Exception):
+    """A config or --expect mistake: one line (``message``); the CLI shows it and exits 2."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -156,21 +157,3 @@ def load(config: str | None = None, expects: Sequence[str] = (), start: str | Pa
     path = Path(config) if config else find(start)
     base = read(path) if path else Expectations()
     return Config(str(path) if path else None, base.merged(from_cli(expects)))
-
-
-def expectation_specs(conf: Config, profile: str) -> list[CheckSpec]:
-    """The expect.* checks of this run (they run whatever --select says; --deselect removes them)."""
-    return [to_spec(e) for e in for_profile(conf.expectations, profile).facts]
-
-
-def checks_to_run(
-    conf: Config, available: Sequence[CheckSpec], select: Sequence[str], deselect: Sequence[str], profile: str
-) -> tuple[Expectations, list[CheckSpec]]:
-    """The run's expectations (with the profile's own) and the checks to run, ``skip`` applied."""
-    exp = for_profile(conf.expectations, profile)
-    skip = exp.skip
-    missing = unmatched(available, skip)
-    if missing:
-        raise ConfigError(f"{exp.get('skip').origin}: skip: no check matches {', '.join(repr(m) for m in missing)} (see `envdoctor list`)")
-    deselect = [*deselect, *skip]
-    return exp, plan(exp, available, choose(available, select, deselect, profile), profile, deselect)
