@@ -9,7 +9,7 @@ Found the way ruff and pytest find theirs: from the current directory upwards, t
 
     [expect]
     python = ">=3.10"
-    torch = ">=2.5"
+    torch = ">=2.5"                    # or "none": torch is not expected here
     torch_cuda = "==13.0"
     triton = ">=3.5"
     driver = ">=570"
