@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envdoctor.core.api import CheckSpec
 from envdoctor.core.exitcode import ExitCode
-from envdoctor.core.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, parse, split_cli
+from envdoctor.core.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, split_cli, to_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -157,3 +158,9 @@ def load(config: str | None = None, expects: Sequence[str] = (), start: str | Pa
     path = Path(config) if config else find(start)
     base = read(path) if path else Expectations()
     return Config(str(path) if path else None, base.merged(from_cli(expects)))
+
+
+def expectation_specs(conf: Config, profile: str) -> list[CheckSpec]:
+    """The expect.* checks a run with this config and profile has (what ``--select expect`` can
+    name); the run plan (``envdoctor.core.plan``) builds the same from the same functions."""
+    return [to_spec(e) for e in for_profile(conf.expectations, profile).facts]
