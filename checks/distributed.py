@@ -25,6 +25,7 @@ from envdoctor import (
     Unavailable,
     check,
     detect_launch,
+    distributed_budget,
     fact,
     fail,
     ok,
@@ -62,7 +63,7 @@ def dist_collective(dist_launch, probe, options) -> dict:
             "backend": cfg.get("backend", "auto"),
         },
         fresh=True,
-        timeout=local_timeout + 4 * rank_timeout + 60,
+        timeout=distributed_budget(local_timeout, rank_timeout),
         what="the distributed probe (rendezvous and collectives)",
     )
 

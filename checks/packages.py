@@ -16,7 +16,7 @@ import sys
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Unavailable, check, fact, ok, skip
+from envdoctor import Unavailable, check, fact, fail, ok, skip
 
 # What envdoctor diagnoses; reported in this order.
 STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
@@ -141,10 +141,18 @@ def release(version: str) -> Version | None:
 
 
 @check("packages.versions", tags=("build",))
-def versions(dists):
+def versions(dists, options=None):
     """torch, Triton and torch_xla versions (from package metadata)"""
     found = {k: dists[k]["version"] for k in STACK if k in dists}
     if "torch" not in found:
-        return skip("torch is not installed", details={"python": sys.version.split()[0], **found})
+        details = {"python": sys.version.split()[0], "executable": sys.executable, **found}
+        if options and options.get("torch_expected") is False:
+            return skip(f"torch is not installed in {sys.executable} (not expected: torch=none)", details=details)
+        # The subject of the examination is missing: nothing below can say the stack works.
+        return fail(
+            f"torch is not installed in the interpreter examined ({sys.executable})",
+            hint=f"{sys.executable} -m pip install torch   # or, if torch is not expected here: --expect torch=none",
+            details=details,
+        )
     parts = [f"{dists[k]['name']} {v}" for k, v in found.items() if k in ("torch", "triton", "pytorch-triton", "torch-xla")]
     return ok(", ".join(parts), details=found)

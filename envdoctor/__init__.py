@@ -21,7 +21,7 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
 - the stack, typed, from any source's facts (live, pasted, baseline): :func:`from_facts`,
   :class:`Stack` and its parts, :data:`TRITON_DISTS`, :func:`decode_cudnn`
 - launchers (distributed checks): :func:`detect_launch`, :class:`Launch`,
-  :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`
+  :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
 
 from envdoctor.core.api import (
@@ -44,6 +44,7 @@ from envdoctor.core.api import (
     warn,
     worst,
 )
+from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
 from envdoctor.core.probe import ProbeClient, explain_output
 from envdoctor.core.redact import REDACTED, is_secret_key
 from envdoctor.core.signatures import Finding, Signature
@@ -64,7 +65,7 @@ from envdoctor.core.stack import (
 from envdoctor.core.subproc import Completed, last_line
 from envdoctor.core.subproc import run as run_command
 from envdoctor.core.version import __version__
-from envdoctor.modes.distributed import DEFAULT_RANK_TIMEOUT, LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
+from envdoctor.modes.distributed import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
 
 __all__ = [
     "DEFAULT_RANK_TIMEOUT",
@@ -98,6 +99,7 @@ __all__ = [
     "check",
     "decode_cudnn",
     "detect_launch",
+    "distributed_budget",
     "env_fix",
     "explain_output",
     "fact",

@@ -32,13 +32,32 @@ def _sigterm(signum, frame):  # noqa: ARG001
     raise KeyboardInterrupt
 
 
+def _tolerant_stdout() -> None:
+    """A latin-1 or ASCII stdout cannot show every character a report may hold (a GPU name, a
+    path): show '?' for those rather than fail (the reporters pick ASCII marks themselves)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if (stream.encoding or "").lower().replace("-", "") not in ("utf8", "utf8sig"):
+                stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError, OSError):
+            pass  # not a TextIOWrapper (embedded use, a test runner's capture)
+
+
 def main(argv: list[str] | None = None) -> None:
+    from envdoctor.core.config import ConfigError
+    from envdoctor.core.plan import PlanError
+
     try:
         signal.signal(signal.SIGTERM, _sigterm)
     except ValueError:
         pass  # not the main thread (embedded use)
+    _tolerant_stdout()
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
+    except (ConfigError, PlanError) as e:
+        for line in e.message.splitlines():
+            click.echo(f"Error: {line}", err=True)
+        sys.exit(ExitCode.USAGE)
     except click.exceptions.Abort:
         click.echo("envdoctor: interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
@@ -50,6 +69,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(ExitCode.INTERRUPTED)
     except SystemExit:
         raise
+    except BrokenPipeError:  # `envdoctor list | head -1`: the reader has what it wanted
+        from envdoctor.commands.output import emit
+
+        emit("")  # points stdout at /dev/null, so the exit flush is quiet too
+        sys.exit(ExitCode.OK)
     except Exception as e:  # noqa: BLE001 - never a traceback for the user
         if os.environ.get("ENVDOCTOR_DEBUG"):
             raise

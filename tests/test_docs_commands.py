@@ -128,7 +128,11 @@ def accept(args: list[str]) -> None:
             from envdoctor.core.registry import discover
             from envdoctor.core.selection import split_patterns, unmatched
 
-            conf = config.Config(None, config.Expectations().merged(config.from_cli(ctx.params.get("expects") or ())))
+            try:  # the CLI maps a ConfigError (no longer a click exception) to exit 2 the same way
+                expects = config.from_cli(ctx.params.get("expects") or ())
+            except config.ConfigError as e:
+                raise click.UsageError(e.message) from None
+            conf = config.Config(None, config.Expectations().merged(expects))
             known = [*discover(tuple(ctx.params.get("checks_path") or ())).checks, *config.expectation_specs(conf, ctx.params["profile"])]
             missing = unmatched(known, split_patterns(ctx.params["select"]))
             if missing:

@@ -7,9 +7,13 @@ import sys
 
 import click
 
-from envdoctor.commands.output import TTYProgress, protect, quiet_line, use_color, writable_target, write
+from envdoctor.commands.output import TTYProgress, emit, quiet_line, use_color, write_report
 from envdoctor.core.exitcode import ExitCode
+from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, DEFAULT_TIMEOUT
+from envdoctor.core.selection import PROFILE_TABLE
 from envdoctor.reporters import FORMATS  # light: the renderers themselves load on use
+
+_TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
 
 
 @click.command("check")
@@ -23,7 +27,7 @@ from envdoctor.reporters import FORMATS  # light: the renderers themselves load 
 @click.option("-d", "--deselect", multiple=True, metavar="PATTERN", help="Leave out matching checks.")
 @click.option(
     "--profile",
-    type=click.Choice(["default", "build", "runtime", "full"]),
+    type=click.Choice(list(PROFILE_TABLE)),
     default="default",
     show_default=True,
     help="build: no GPU needed (docker build); runtime: GPU node; full: plus perf.",
@@ -35,11 +39,16 @@ from envdoctor.reporters import FORMATS  # light: the renderers themselves load 
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), help="Also write a Markdown report to FILE.")
 @click.option("-v", "--verbose", is_flag=True, help="Show each check's details and duration.")
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (exit 1).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds the whole run may take.")
+@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help=_TIMEOUT_HELP)
 @click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules (*.py) from DIR.")
 @click.option(
-    "-e", "--expect", "expects", multiple=True, metavar="KEY=SPEC", help="Expect e.g. 'torch>=2.5', gpus=8, 'gpu_name=*H200*' (repeatable)."
+    "-e",
+    "--expect",
+    "expects",
+    multiple=True,
+    metavar="KEY=SPEC",
+    help="Expect e.g. 'torch>=2.5', gpus=8, 'gpu_name=*H200*', torch=none (torch not expected here) (repeatable).",
 )
 @click.option(
     "--config",
@@ -54,85 +63,111 @@ from envdoctor.reporters import FORMATS  # light: the renderers themselves load 
 )
 @click.option(
     "--rank-timeout",
-    type=click.FloatRange(min=1),
-    default=120.0,
+    type=float,
+    default=DEFAULT_RANK_TIMEOUT,
     show_default=True,
     help="--distributed: seconds before a silent rank is reported.",
 )
-def check_cmd(
-    select,
-    deselect,
-    profile,
-    fmt,
-    output,
-    json_file,
-    junit_file,
-    markdown_file,
-    verbose,
-    strict,
-    timeout,
-    no_color,
-    checks_path,
-    expects,
-    config_file,
-    quiet,
-    redact,
-    distributed,
-    rank_timeout,
-) -> None:
+def check_cmd(**options) -> None:
     """Run the checks and report."""
-    from envdoctor.core import config
-    from envdoctor.core.expect import judge_must_pass
-    from envdoctor.core.registry import discover
-    from envdoctor.core.selection import split_patterns, unmatched
-    from envdoctor.core.session import RunOptions, execute
-    from envdoctor.reporters import render
+    from envdoctor.core.redact import protect
+    from envdoctor.core.report import exit_code
 
-    launch, run = None, execute
-    if distributed:
-        from envdoctor.modes.distributed import DistributedRun, launch_for_cli
+    plan = make_plan(**options)
+    report = run(plan)
+    report = protect(report, plan.redact)  # the report boundary: before ANY rendering
+    failures = deliver(report, plan, use_color(options["no_color"]))
+    for line in failures:
+        click.echo(f"envdoctor: {line}", err=True)
+    code = exit_code(report, plan.strict)
+    raise SystemExit(ExitCode.USAGE if failures and code is not ExitCode.INTERRUPTED else code)
+
+
+def make_plan(**o):
+    """The CLI's options, the config file and the profile, resolved once into the run plan."""
+    from envdoctor.core import config, plan
+    from envdoctor.core.outputs import Output
+    from envdoctor.core.registry import discover
+    from envdoctor.core.selection import split_patterns
+
+    paths = (o["output"], o["json_file"], o["junit_file"], o["markdown_file"])
+    launch, quiet = None, o["quiet"]
+    if o["distributed"]:
+        from envdoctor.modes.distributed import launch_for_cli
 
         try:
-            launch, (output, json_file, junit_file, markdown_file) = launch_for_cli(
-                os.environ, (output, json_file, junit_file, markdown_file)
-            )
+            launch, paths = launch_for_cli(os.environ, paths)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
-        run, quiet = DistributedRun(launch, rank_timeout), quiet or not launch.coordinator
-    targets = [p for p in (output, json_file, junit_file, markdown_file) if p]
-    for p in targets:
-        writable_target(p)
-    sel, desel = split_patterns(select), split_patterns(deselect)
-    conf = config.load(config_file, expects)
-    reg = discover(tuple(checks_path))
-    missing = unmatched([*reg.checks, *reg.problems, *config.expectation_specs(conf, profile)], sel)  # `--select expect` is fine
-    if missing:
-        raise click.UsageError(f"no check matches {', '.join(repr(m) for m in missing)} (see `envdoctor list`)")
-    opts = RunOptions(select=sel, deselect=desel, profile=profile, timeout=timeout, checks_paths=checks_path, verbose=verbose)
-    expected, specs = config.checks_to_run(conf, reg.checks, sel, desel, profile)
-    tty = sys.stderr.isatty() and fmt == "text" and not output and not quiet
-    progress = TTYProgress(len(specs)) if tty else None
-    if progress:
-        with progress:
-            report = run(opts, registry=reg, specs=specs, progress=progress)
+        quiet = quiet or not launch.coordinator
+    main = Output(o["fmt"], paths[0], "--output")
+    extras = [
+        Output(f, p, opt)
+        for f, p, opt in zip(("json", "junit", "markdown"), paths[1:], ("--json", "--junit-xml", "--markdown"), strict=True)
+        if p
+    ]
+    conf = config.load(o["config_file"], o["expects"])
+    return plan.build(
+        discover(tuple(o["checks_path"])),
+        conf.expectations,
+        select=split_patterns(o["select"]),
+        deselect=split_patterns(o["deselect"]),
+        profile=o["profile"],
+        outputs=(main, *extras),
+        launch=launch,
+        timeout=o["timeout"],
+        rank_timeout=o["rank_timeout"],
+        config_path=conf.path,
+        verbose=o["verbose"],
+        strict=o["strict"],
+        redact=o["redact"],
+        quiet=quiet,
+        checks_paths=tuple(o["checks_path"]),
+    )
+
+
+def run(plan):
+    """Run the plan with its executor (this machine, or this rank of a distributed job) and
+    add the post-run ``expect.must_pass`` row."""
+    from envdoctor.core.expect import judge_must_pass
+    from envdoctor.core.session import execute
+
+    if plan.launch is not None:
+        from envdoctor.modes.distributed import execute_distributed as executor
     else:
-        report = run(opts, registry=reg, specs=specs)
-    report = judge_must_pass(report, expected, reg.checks, profile)
-    report = protect(report, redact)  # before ANY rendering: secrets never, identities on request
-    color = use_color(no_color) and not output
-    main_text = render(report, fmt, verbose=verbose, color=color, strict=strict)
-    if output:
-        write(output, main_text)
-    if quiet:
-        click.echo(run.line(quiet_line(report, strict)) if launch else quiet_line(report, strict))
-    elif not output:
-        click.echo(main_text, nl=False)
-    for path, extra_fmt in ((json_file, "json"), (junit_file, "junit"), (markdown_file, "markdown")):
-        if path:
-            write(path, render(report, extra_fmt, verbose=verbose, strict=strict))
-    if report.interrupted:
-        raise SystemExit(ExitCode.INTERRUPTED)
-    raise SystemExit(ExitCode.OK if (run.healthy(report, strict) if launch else report.healthy(strict)) else ExitCode.FAILED)
+
+        def executor(p, progress=None):
+            return execute(p.options(), registry=p.registry, specs=p.specs, progress=progress)
+
+    tty = sys.stderr.isatty() and plan.main.fmt == "text" and not plan.main.path and not plan.quiet
+    if tty:
+        with TTYProgress(len(plan.specs)) as progress:
+            report = executor(plan, progress=progress)
+    else:
+        report = executor(plan)
+    return judge_must_pass(report, plan.expectations, plan.registry.checks, plan.profile)
+
+
+def deliver(report, plan, color: bool) -> list[str]:
+    """Every output of the plan; one failing does not stop the others. Returns the failures."""
+    from envdoctor.reporters import render
+
+    failures = []
+    for out in plan.outputs:
+        text = render(report, out.fmt, verbose=plan.verbose, color=color and out.path is None, strict=plan.strict)
+        if out.path:
+            problem = write_report(out.path, text)
+        elif out is plan.main and not plan.quiet:
+            problem = emit(text)
+        else:
+            continue
+        if problem:
+            failures.append(problem)
+    if plan.quiet:
+        problem = emit(quiet_line(report, plan.strict) + "\n")
+        if problem:
+            failures.append(problem)
+    return failures
 
 
 @click.command("list")

@@ -1,5 +1,5 @@
-"""What the commands share for output: report targets checked before a run, writing them,
-colour, the TTY progress line, the secret/identity boundary and the one-line verdict."""
+"""What the commands share for output: printing to stdout whatever it is, writing report files,
+colour, the TTY progress line and the one-line verdict."""
 
 from __future__ import annotations
 
@@ -8,30 +8,66 @@ import sys
 import threading
 import time
 
-import click
 
-from envdoctor.core.exitcode import ExitCode
+def emit(text: str) -> str | None:
+    """Print to stdout; None, or why it could not be written. A closed pipe (``| head -1``) is
+    not a problem: the reader has what it wanted. A stdout that fails (``> /dev/full``) is."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return None
+    except OSError as e:
+        _stdout_to_devnull()
+        return f"cannot write to standard output: {e.strerror or e}"
+    return None
+
+
+def _stdout_to_devnull() -> None:
+    # What is left in the buffer would fail again at exit ("Exception ignored ..."): point the
+    # descriptor at /dev/null so the final flush succeeds quietly.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def writable_target(path: str) -> str:
-    """Fail early, before a long run, if a report file cannot be written."""
-    parent = os.path.dirname(os.path.abspath(path)) or "."
-    if os.path.isdir(path):
-        raise click.UsageError(f"cannot write the report to {path}: it is a directory")
-    if not os.path.isdir(parent):
-        raise click.UsageError(f"cannot write the report to {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise click.UsageError(f"cannot write the report to {path}: permission denied")
+    """Fail early, before a long run, if a file cannot be written (diff, bench)."""
+    import click
+
+    from envdoctor.core.outputs import target_problem
+
+    why = target_problem(path)
+    if why:
+        raise click.UsageError(f"cannot write the report to {path}: {why}")
     return path
 
 
 def write(path: str, text: str) -> None:
+    """Write one file atomically, or say why not and exit 2 (diff)."""
+    import click
+
+    from envdoctor.core.exitcode import ExitCode
+
+    problem = write_report(path, text)
+    if problem:
+        click.echo(f"envdoctor: {problem}", err=True)
+        raise SystemExit(ExitCode.USAGE)
+
+
+def write_report(path: str, text: str) -> str | None:
+    """Write one report file atomically; None, or one line saying why it could not be written."""
+    from envdoctor.core.outputs import write_atomic
+
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_atomic(path, text)
     except OSError as e:
-        click.echo(f"envdoctor: cannot write {path}: {e.strerror or e}", err=True)
-        raise SystemExit(ExitCode.USAGE) from None
+        return f"cannot write {path}: {e.strerror or e}"
+    return None
 
 
 def use_color(no_color: bool, stream=None) -> bool:
@@ -88,17 +124,16 @@ class TTYProgress:
             sys.stderr.flush()
 
 
-def protect(report, redact: bool):
-    from envdoctor.core.redact import redact_report, scrub_report
-
-    report = scrub_report(report)
-    return redact_report(report) if redact else report
-
-
 def quiet_line(report, strict: bool) -> str:
-    """One line for health checks and logs: the verdict, the counts and the first problems."""
+    """One line for health checks and logs: the verdict, the counts and the first problems.
+    A rank other than 0 says where its verdict went instead (rank 0's report)."""
     from envdoctor.core.api import Status
     from envdoctor.reporters.text import summary_line, verdict
+
+    if report.worker is not None:
+        from envdoctor.modes.distributed import one_line
+
+        return one_line(report)
 
     bad = [r for r in report.results if r.status in (Status.FAIL, Status.ERROR) or (strict and r.status is Status.WARN)]
     line = f"envdoctor {verdict(report, strict)}: {summary_line(report)}"

@@ -9,7 +9,7 @@ Found the way ruff and pytest find theirs: from the current directory upwards, t
 
     [expect]
     python = ">=3.10"
-    torch = ">=2.5"
+    torch = ">=2.5"                    # or "none": torch is not expected here
     torch_cuda = "==13.0"
     triton = ">=3.5"
     driver = ">=570"
@@ -29,11 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
 from envdoctor.core.api import CheckSpec
-from envdoctor.core.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, plan, split_cli, to_spec
-from envdoctor.core.selection import choose, unmatched
+from envdoctor.core.exitcode import ExitCode
+from envdoctor.core.expect import LIST_KEYS, Expectation, ExpectationError, Expectations, for_profile, parse, split_cli, to_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,10 +42,14 @@ FILENAME = "envdoctor.toml"
 TOP_KEYS = ("expect", *LIST_KEYS)
 
 
-class ConfigError(click.ClickException):
-    """A config or --expect mistake: shown as one line, exit code 2 (usage error)."""
+class ConfigError(Exception):
+    """A config or --expect mistake: one line (``message``); the CLI shows it and exits 2."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -159,18 +161,6 @@ def load(config: str | None = None, expects: Sequence[str] = (), start: str | Pa
 
 
 def expectation_specs(conf: Config, profile: str) -> list[CheckSpec]:
-    """The expect.* checks of this run (they run whatever --select says; --deselect removes them)."""
+    """The expect.* checks a run with this config and profile has (what ``--select expect`` can
+    name); the run plan (``envdoctor.core.plan``) builds the same from the same functions."""
     return [to_spec(e) for e in for_profile(conf.expectations, profile).facts]
-
-
-def checks_to_run(
-    conf: Config, available: Sequence[CheckSpec], select: Sequence[str], deselect: Sequence[str], profile: str
-) -> tuple[Expectations, list[CheckSpec]]:
-    """The run's expectations (with the profile's own) and the checks to run, ``skip`` applied."""
-    exp = for_profile(conf.expectations, profile)
-    skip = exp.skip
-    missing = unmatched(available, skip)
-    if missing:
-        raise ConfigError(f"{exp.get('skip').origin}: skip: no check matches {', '.join(repr(m) for m in missing)} (see `envdoctor list`)")
-    deselect = [*deselect, *skip]
-    return exp, plan(exp, available, choose(available, select, deselect, profile), profile, deselect)

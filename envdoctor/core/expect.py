@@ -12,6 +12,9 @@ Two keys are lists of check patterns rather than expectations about facts: ``mus
 
 GPU expectations (driver, gpus, gpu_name, gpu_memory) are not judged under ``--profile build``:
 a ``docker build`` has no GPU, and one config file serves the build and the running container.
+
+``torch = "none"`` says torch is not expected in the interpreter examined (a base image, a CI
+venv): without it a missing torch fails ``packages.versions``, since there is nothing to examine.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.core.api import CheckSpec, Item, Param, Result, Status, fail, ok, skip, worst
 from envdoctor.core.report import CheckOutcome, Report
-from envdoctor.core.selection import matches
+from envdoctor.core.selection import judged_here, matches, profile
 from envdoctor.core.stack import TRITON_DISTS, Gpu, Stack, facts_for, from_facts
 
 # key -> (the distribution it names, or None) for version expectations
@@ -47,6 +50,7 @@ LIST_KEYS = ("must_pass", "skip")
 KEYS = (*FACT_KEYS, *LIST_KEYS)
 ALIASES = {"torch-xla": "torch_xla", "torch-cuda": "torch_cuda", "cuda": "torch_cuda", "gpu-name": "gpu_name", "gpu-memory": "gpu_memory"}
 
+NONE = "none"  # torch = "none": torch is not expected here
 BUILD_SKIP = "not checked under --profile build (a docker build has no GPU); judged under --profile runtime"
 
 
@@ -131,6 +135,8 @@ def split_cli(text: str) -> tuple[str, str]:
 def parse(key: str, raw: Any, origin: str = "--expect") -> Expectation:
     """Validate one key and its value; raises ExpectationError naming what is wrong."""
     key = canonical_key(key)
+    if key == "torch" and isinstance(raw, str) and raw.strip().lower() == NONE:
+        return Expectation(key, NONE, None, origin)
     if key in VERSION_KEYS:
         return Expectation(key, *_version_spec(key, raw), origin)
     if key == "gpus":
@@ -268,7 +274,7 @@ def _cuda_index_hint(e: Expectation) -> str:
 def judge(e: Expectation, facts: Mapping[str, Any]) -> Result:
     """The verdict on one expectation, given the facts it asked for (a Missing when unavailable)."""
     options = facts.get("options") or {}
-    if e.key in GPU_KEYS and options.get("profile") == "build":
+    if e.key in GPU_KEYS and not profile(options.get("profile") or "default").gpu:
         return skip(BUILD_SKIP)
     return _JUDGES[e.key](e, from_facts(facts))
 
@@ -486,7 +492,13 @@ class Expectations:
 
     @property
     def facts(self) -> tuple[Expectation, ...]:
-        return tuple(e for e in self.items if e.key in FACT_KEYS)
+        """The expectations judged as ``expect.*`` rows (``torch = "none"`` is not one)."""
+        return tuple(e for e in self.items if e.key in FACT_KEYS and e.value is not None)
+
+    @property
+    def torch_expected(self) -> bool:
+        e = self.get("torch")
+        return not (e is not None and e.value is None)
 
     @property
     def must_pass(self) -> tuple[str, ...]:
@@ -510,12 +522,12 @@ class Expectations:
         return Expectations(tuple(out[k] for k in KEYS if k in out))
 
 
-def for_profile(exp: Expectations, profile: str) -> Expectations:
-    """``--profile runtime`` is for a GPU node or container: unless told how many GPUs to
-    expect, it expects at least one, so a health check fails when the container has lost its
-    GPUs ("Failed to initialize NVML: Unknown Error") instead of skipping every GPU check."""
-    if profile == "runtime" and exp.get("gpus") is None:
-        return exp.merged([parse("gpus", ">=1", "--profile runtime")])
+def for_profile(exp: Expectations, profile_name: str) -> Expectations:
+    """``--profile runtime`` and ``full`` are for a GPU node or container: unless told how many
+    GPUs to expect, they expect at least one, so a health check fails when the container has lost
+    its GPUs ("Failed to initialize NVML: Unknown Error") instead of skipping every GPU check."""
+    if profile(profile_name).expects_gpu and exp.get("gpus") is None:
+        return exp.merged([parse("gpus", ">=1", f"--profile {profile_name}")])
     return exp
 
 
@@ -529,7 +541,7 @@ def plan(
     for s in available:
         if s.id in have or not any(matches(s, p) for p in exp.must_pass):
             continue
-        if (profile == "build" and "gpu" in s.tags) or any(matches(s, p) for p in deselect):
+        if not judged_here(s, profile) or any(matches(s, p) for p in deselect):
             continue
         out.append(s)
         have.add(s.id)
@@ -552,8 +564,8 @@ def judge_must_pass(report: Report, exp: Expectations, available: Sequence[Check
             continue
         for s in specs:
             row = rows.get(s.id)
-            if profile == "build" and "gpu" in s.tags:
-                items.append(Item(s.id, Status.SKIP, "GPU check, not judged under --profile build"))
+            if not judged_here(s, profile):
+                items.append(Item(s.id, Status.SKIP, f"GPU check, not judged under --profile {profile}"))
             elif row is None:
                 items.append(Item(s.id, Status.FAIL, "did not run (left out by --deselect or skip?)"))
             elif row.status is Status.PASS:

@@ -2,8 +2,9 @@
 
 Two layers, both pure functions of a Report:
 
-* :func:`scrub_report` is always on (``session.execute`` applies it, and every renderer sees
-  only scrubbed reports). A user pastes envdoctor output into public bug trackers, so a value
+* :func:`scrub_report` is always on: :func:`protect` applies it once, at the report boundary
+  (every renderer sees only protected reports; a rank's summary is scrubbed before it travels
+  to rank 0). A user pastes envdoctor output into public bug trackers, so a value
   must never be printed when its key looks secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``), when
   it looks like a token itself (``hf_...``, ``ghp_...``, ``AKIA...``, a JWT, a long random
   string), or when it is a URL carrying credentials (``https://user:pass@host`` becomes
@@ -400,6 +401,13 @@ def redact_report(report: Report, identity: Identity | None = None) -> Report:
 
 
 # ---------------------------------------------------------------- reports read back from JSON
+
+
+def protect(report: Report, redact: bool = False, env: Mapping[str, str] | None = None) -> Report:
+    """The report boundary: secrets always, identities with ``--redact``. Applied once, before
+    any rendering."""
+    report = scrub_report(report, env)
+    return redact_report(report) if redact else report
 
 
 def scrub_data(data: Any, env: Mapping[str, str] | None = None) -> Any:

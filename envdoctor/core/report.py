@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 import os
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envdoctor.core.api import Fix, Item, Status
+from envdoctor.core.exitcode import ExitCode
 
 SCHEMA_VERSION = "1.1"  # 1.1: results carry "fixes"
 
@@ -45,6 +47,9 @@ class Report:
     interrupted: bool = False
     timed_out: bool = False
     schema_version: str = SCHEMA_VERSION
+    # Set by the distributed executor on ranks other than 0: {"rank", "world_size", "delivered"}.
+    # Such a rank's verdict is in rank 0's report; its own exit says only whether it got there.
+    worker: Mapping[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Status}
@@ -56,8 +61,44 @@ class Report:
         return tuple(r for r in self.results if r.status in (Status.WARN, Status.FAIL, Status.ERROR))
 
     def healthy(self, strict: bool = False) -> bool:
-        bad = {Status.FAIL, Status.ERROR} | ({Status.WARN} if strict else set())
-        return not any(r.status in bad for r in self.results)
+        return verdict(self, strict).healthy
+
+
+class Verdict(enum.Enum):
+    """The one verdict on a report; every reporter, the quiet line and the exit code read it."""
+
+    HEALTHY = "HEALTHY"
+    WARNINGS_ALLOWED = "OK, with warnings"
+    WARNINGS = "WARNINGS"  # warnings under --strict
+    PROBLEMS = "PROBLEMS FOUND"
+
+    @property
+    def healthy(self) -> bool:
+        return self in (Verdict.HEALTHY, Verdict.WARNINGS_ALLOWED)
+
+    @property
+    def label(self) -> str:
+        return self.value
+
+
+def verdict(report: Report, strict: bool = False) -> Verdict:
+    statuses = {r.status for r in report.results}
+    if statuses & {Status.FAIL, Status.ERROR}:
+        return Verdict.PROBLEMS
+    if Status.WARN in statuses:
+        return Verdict.WARNINGS if strict else Verdict.WARNINGS_ALLOWED
+    return Verdict.HEALTHY
+
+
+def exit_code(report: Report, strict: bool = False) -> ExitCode:
+    """The one mapping from a report to the process's exit code."""
+    if report.interrupted:
+        return ExitCode.INTERRUPTED
+    if report.worker is not None:
+        # Under torchrun one worker's non-zero exit stops every other worker, rank 0 included:
+        # a rank other than 0 fails only when its report never reached rank 0.
+        return ExitCode.OK if report.worker.get("delivered") else ExitCode.FAILED
+    return ExitCode.OK if verdict(report, strict).healthy else ExitCode.FAILED
 
 
 class ReportError(Exception):

@@ -2,37 +2,64 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from envdoctor.core.api import CheckSpec
 
-# Profiles. A profile is the tags it leaves out (unless selected explicitly) and, for
-# ``build``, the tags one of which a check must carry to run at all.
+
+@dataclass(frozen=True)
+class Profile:
+    """What a profile runs. ``leaves_out``: tags left out unless selected explicitly;
+    ``needs``: tags one of which a check must carry to run at all (None: any);
+    ``gpu``: GPU checks and GPU expectations are judged (False only for ``build``: a
+    ``docker build`` has no GPU, and one config serves the build and the running container);
+    ``expects_gpu``: at least one visible GPU is expected (unless ``gpus`` says otherwise), so a
+    GPU node that lost its GPUs fails instead of skipping every GPU check."""
+
+    name: str
+    leaves_out: frozenset[str]
+    needs: frozenset[str] | None = None
+    gpu: bool = True
+    expects_gpu: bool = False
+
+
+# The one profile table; everything that depends on the profile reads it.
 #   default  what a user running it by hand expects: every quick check, GPU checks included
 #            (they skip with the reason on a machine without a GPU); perf and distributed
 #            are opt-in.
 #   build    inside ``docker build``: only checks tagged "build" (verifiable without a GPU or
-#            driver: versions and pins, torch's CUDA vs the image, toolchain, Python.h, cache
-#            dirs, CPU compile smoke). An untagged plugin check might need a GPU, so it is
-#            left out: a build must never fail for lack of a GPU.
+#            driver). An untagged plugin check might need a GPU, so it is left out: a build
+#            must never fail for lack of a GPU.
 #   runtime  a running container or GPU node (HEALTHCHECK): the build checks plus the driver,
-#            GPU and GPU smoke checks; the CLI also expects at least one GPU (expect.gpus).
+#            GPU and GPU smoke checks, and at least one GPU.
 #   full     runtime plus perf.
-PROFILES: dict[str, frozenset[str]] = {
-    "default": frozenset({"perf", "distributed", "baseline", "rehearsal"}),
-    "build": frozenset({"gpu", "perf", "distributed", "baseline", "rehearsal"}),
-    "runtime": frozenset({"perf", "distributed", "baseline", "rehearsal"}),
-    "full": frozenset({"distributed", "baseline", "rehearsal"}),
+PROFILE_TABLE: dict[str, Profile] = {
+    "default": Profile("default", frozenset({"perf", "distributed", "baseline", "rehearsal"})),
+    "build": Profile("build", frozenset({"gpu", "perf", "distributed", "baseline", "rehearsal"}), needs=frozenset({"build"}), gpu=False),
+    "runtime": Profile("runtime", frozenset({"perf", "distributed", "baseline", "rehearsal"}), expects_gpu=True),
+    "full": Profile("full", frozenset({"distributed", "baseline", "rehearsal"}), expects_gpu=True),
 }
-PROFILE_NEEDS: dict[str, frozenset[str]] = {"build": frozenset({"build"})}
+# The tags each profile leaves out (kept for `envdoctor list` and plugins that read it).
+PROFILES: dict[str, frozenset[str]] = {name: p.leaves_out for name, p in PROFILE_TABLE.items()}
 
 
-def in_profile(spec: CheckSpec, profile: str) -> bool:
-    needs = PROFILE_NEEDS.get(profile)
-    if needs is not None and not needs.intersection(spec.tags):
+def profile(name: str) -> Profile:
+    return PROFILE_TABLE[name]
+
+
+def judged_here(spec: CheckSpec, profile_name: str) -> bool:
+    """False for a GPU check under a profile without GPUs (``build``): never run, never judged."""
+    return PROFILE_TABLE[profile_name].gpu or "gpu" not in spec.tags
+
+
+def in_profile(spec: CheckSpec, profile_name: str) -> bool:
+    p = PROFILE_TABLE[profile_name]
+    if p.needs is not None and not p.needs.intersection(spec.tags):
         return False
-    return not PROFILES[profile].intersection(spec.tags)
+    return not p.leaves_out.intersection(spec.tags)
 
 
 def split_patterns(values: Iterable[str]) -> list[str]:
@@ -61,3 +88,24 @@ def choose(
 
 def unmatched(specs: Sequence[CheckSpec], patterns: Sequence[str]) -> list[str]:
     return [p for p in patterns if not any(matches(s, p) for s in specs)]
+
+
+def names(specs: Sequence[CheckSpec]) -> list[str]:
+    """Everything a pattern can name: ids, their dotted prefixes (areas) and tags."""
+    out: dict[str, None] = {}
+    for s in specs:
+        parts = s.id.split(".")
+        for i in range(1, len(parts) + 1):
+            out[".".join(parts[:i])] = None
+        out.update(dict.fromkeys(s.tags))
+    return list(out)
+
+
+def no_match_message(what: str, missing: Sequence[str], specs: Sequence[CheckSpec]) -> str:
+    """One line: ``--deselect: no check matches 'smok' (did you mean 'smoke'?)``."""
+    known = names(specs)
+    parts = []
+    for m in missing:
+        close = difflib.get_close_matches(m, known, n=1, cutoff=0.6)
+        parts.append(repr(m) + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"{what}: no check matches {', '.join(parts)} (see `envdoctor list`)"

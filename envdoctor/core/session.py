@@ -1,6 +1,8 @@
-"""One doctor run: discover, choose, gather and judge, and build the report.
+"""One doctor run on this machine: gather and judge the plan's checks, and build the report.
 
-The CLI is thin glue around :func:`execute`; the distributed mode and tests call it directly.
+:func:`execute` is the local executor; ``envdoctor.modes.distributed`` is the other one, and
+returns the same Report. Reports come out unscrubbed: secrets are scrubbed once, where a report
+leaves the process (:func:`envdoctor.core.redact.protect`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import datetime as dt
 import os
 import platform
 import socket
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,8 +19,8 @@ from typing import Any
 
 from envdoctor.core.api import CheckSpec
 from envdoctor.core.facts import FactStore
+from envdoctor.core.plan import DEFAULT_TIMEOUT
 from envdoctor.core.probe import ProbeClient
-from envdoctor.core.redact import scrub_report
 from envdoctor.core.registry import SPECIALS, Registry, discover
 from envdoctor.core.report import Report
 from envdoctor.core.runner import Progress, run_checks
@@ -34,13 +37,20 @@ class RunOptions:
     select: Sequence[str] = ()
     deselect: Sequence[str] = ()
     profile: str = "default"
-    timeout: float | None = 300.0
+    timeout: float | None = DEFAULT_TIMEOUT
     checks_paths: Sequence[str] = ()
     verbose: bool = False
+    torch_expected: bool = True  # False with `--expect torch=none`
     extra: Mapping[str, Any] = field(default_factory=dict)  # more entries for the `options` fact
 
     def as_fact(self) -> dict[str, Any]:
-        return {"profile": self.profile, "verbose": self.verbose, "timeout": self.timeout, **dict(self.extra)}
+        return {
+            "profile": self.profile,
+            "verbose": self.verbose,
+            "timeout": self.timeout,
+            "torch_expected": self.torch_expected,
+            **dict(self.extra),
+        }
 
 
 def platform_facts() -> dict[str, Any]:
@@ -52,7 +62,8 @@ def platform_facts() -> dict[str, Any]:
         "release": platform.release(),
         "machine": platform.machine(),
         "python": py,
-        "summary": f"{system} {platform.machine()}, Python {py}",
+        "executable": sys.executable,  # the interpreter judged
+        "summary": f"{system} {platform.machine()}, Python {py} ({sys.executable})",
     }
 
 
@@ -86,18 +97,14 @@ def execute(
             facts[name] = out.value
         else:
             facts[name] = {"unavailable": out.reason} if out.reason else {"error": out.error}
-    # Secrets never leave a run, whatever a check or plugin put in its message or facts.
-    return scrub_report(
-        Report(
-            tool_version=__version__,
-            started_at=started_at,
-            duration=time.monotonic() - started,
-            platform=platform_facts(),
-            results=tuple(results),
-            facts=facts,
-            options={"profile": opts.profile, "select": list(opts.select), "deselect": list(opts.deselect), "timeout": opts.timeout},
-            interrupted=state.interrupted,
-            timed_out=state.timed_out,
-        ),
-        env,
+    return Report(
+        tool_version=__version__,
+        started_at=started_at,
+        duration=time.monotonic() - started,
+        platform=platform_facts(),
+        results=tuple(results),
+        facts=facts,
+        options={"profile": opts.profile, "select": list(opts.select), "deselect": list(opts.deselect), "timeout": opts.timeout},
+        interrupted=state.interrupted,
+        timed_out=state.timed_out,
     )

@@ -29,17 +29,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from envdoctor.core.api import CheckSpec, Item, Status
-from envdoctor.core.registry import Registry
+from envdoctor.core.api import Item, Status
+from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, DISTRIBUTED_TAG, RunPlan, distributed_budget
 from envdoctor.core.report import CheckOutcome, Report
 from envdoctor.core.runner import Progress
-from envdoctor.core.session import RunOptions, execute
+from envdoctor.core.session import execute
 
-TAG = "distributed"
+TAG = DISTRIBUTED_TAG
 FACT_LAUNCH = "dist_launch"
 FACT_COLLECTIVE = "dist_collective"
 DEFAULT_PORT = 29500
-DEFAULT_RANK_TIMEOUT = 120.0
+__all__ = ["DEFAULT_RANK_TIMEOUT", "Launch", "detect_launch", "execute_distributed"]
 
 NOT_LAUNCHED = (
     "not started by a launcher: set by torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), "
@@ -329,97 +329,71 @@ def own_report(local: Report, dist: Report) -> Report:
 # -- running ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DistributedOutcome:
-    launch: Launch
-    report: Report  # rank 0: the combined report; other ranks: their own
-    delivered: bool  # False when this rank lost rank 0 (then no one else will report it)
-
-    def exit_healthy(self, strict: bool) -> bool:
-        """Rank 0's exit code carries the job's verdict. Another rank fails only when it lost
-        rank 0; a rank whose own probe died is reported by rank 0 (it never answered)."""
-        if self.launch.coordinator:
-            return self.report.healthy(strict)
-        return self.delivered
-
-    def one_line(self) -> str:
-        c = self.report.counts()
-        collective = self.report.facts.get(FACT_COLLECTIVE)
-        if not self.delivered:
-            state = "LOST rank 0, so no combined report covers this rank"
-        elif isinstance(collective, dict) and "ranks" in collective:
-            state = "rank 0 writes the combined report"
-        else:
-            why = collective.get("error") or collective.get("unavailable") if isinstance(collective, dict) else None
-            state = f"its distributed probe failed ({why or 'no result'}); rank 0 reports this rank as not answering"
-        return (
-            f"envdoctor rank {self.launch.rank}/{self.launch.world_size} on {self.report.platform.get('hostname', '?')}: "
-            f"{c['pass']} passed, {c['warn']} warned, {c['fail']} failed, {c['error']} errors; {state}"
-        )
+def one_line(report: Report) -> str:
+    """The line a rank other than 0 prints (its verdict is in rank 0's report); made from the
+    protected report, so ``--redact`` hides the host here too."""
+    worker = report.worker or {}
+    delivered = bool(worker.get("delivered"))
+    c = report.counts()
+    collective = report.facts.get(FACT_COLLECTIVE)
+    if not delivered:
+        state = "LOST rank 0, so no combined report covers this rank"
+    elif isinstance(collective, dict) and "ranks" in collective:
+        state = "rank 0 writes the combined report"
+    else:
+        why = collective.get("error") or collective.get("unavailable") if isinstance(collective, dict) else None
+        state = f"its distributed probe failed ({why or 'no result'}); rank 0 reports this rank as not answering"
+    return (
+        f"envdoctor rank {worker.get('rank')}/{worker.get('world_size')} on {report.platform.get('hostname', '?')}: "
+        f"{c['pass']} passed, {c['warn']} warned, {c['fail']} failed, {c['error']} errors; {state}"
+    )
 
 
-def execute_distributed(
-    opts: RunOptions,
-    launch: Launch,
-    *,
-    registry: Registry,
-    specs: Sequence[CheckSpec],
-    rank_timeout: float = DEFAULT_RANK_TIMEOUT,
-    progress: Progress | None = None,
-    env: Mapping[str, str] | None = None,
-) -> DistributedOutcome:
+def execute_distributed(plan: RunPlan, *, progress: Progress | None = None, env: Mapping[str, str] | None = None) -> Report:
+    """The distributed executor: this rank's part of the job, as one Report. Rank 0's report
+    covers the whole job; another rank's carries ``worker`` (delivered or not, its one line)."""
+    from envdoctor.core.redact import scrub_report
+
+    launch = plan.launch
+    if launch is None:
+        raise ValueError("execute_distributed needs a plan with a launch")
     env = dict(os.environ if env is None else env)
-    local_specs = [s for s in specs if TAG not in s.tags]
-    dist_specs = [s for s in registry.checks if TAG in s.tags and not _deselected(s, opts.deselect)]
-    local_timeout = float(opts.timeout or 300.0)
     handoff_dir = tempfile.mkdtemp(prefix="envdoctor-dist-")
     handoff = os.path.join(handoff_dir, "report.json")
-    dist_opts = RunOptions(
-        profile=opts.profile,
-        # The collectives wait for the slowest rank's local checks (bounded by its --timeout)
-        # and then for up to a few rank timeouts; the body enforces the finer deadlines.
-        timeout=local_timeout + 5 * rank_timeout + 60,
-        checks_paths=opts.checks_paths,
-        verbose=opts.verbose,
-        extra={
-            **dict(opts.extra),
-            "distributed": {"handoff": handoff, "rank_timeout": rank_timeout, "local_timeout": local_timeout},
-        },
-    )
+    cfg = {"handoff": handoff, "rank_timeout": plan.rank_timeout, "local_timeout": plan.timeout}
+    budget = distributed_budget(plan.timeout, plan.rank_timeout)
+    dist_opts = plan.options(select=(), deselect=(), timeout=budget, extra={**dict(plan.extra), "distributed": cfg})
     box: dict[str, Report] = {}
 
     def run_dist() -> None:
-        box["dist"] = execute(dist_opts, registry=registry, specs=dist_specs, env=env)
+        box["dist"] = execute(dist_opts, registry=plan.registry, specs=plan.dist_specs, env=env)
 
     # Daemon: if this process is interrupted, the probe child notices its parent is gone and exits.
     worker = threading.Thread(target=run_dist, name="envdoctor-distributed", daemon=True)
     worker.start()
     try:
-        local = execute(opts, registry=registry, specs=local_specs, progress=progress, env=env)
-        _write_handoff(handoff, rank_summary(local, launch))
+        local = execute(plan.options(), registry=plan.registry, specs=plan.specs, progress=progress, env=env)
+        # The summary leaves this process for rank 0: scrubbed here, against this rank's secrets.
+        _write_handoff(handoff, rank_summary(scrub_report(local, env), launch))
         while worker.is_alive():
             worker.join(0.2)
     finally:
-        try:
-            os.unlink(handoff)
-        except OSError:
-            pass
-        try:
-            os.rmdir(handoff_dir)
-        except OSError:
-            pass
+        _remove(handoff, handoff_dir)
     dist = box.get("dist") or replace(local, results=(), facts={})
+    if launch.coordinator:
+        return combine(local, dist, launch)
     collective = dist.facts.get(FACT_COLLECTIVE)
     delivered = not (isinstance(collective, dict) and collective.get("coordinator_lost"))
-    if launch.coordinator:
-        return DistributedOutcome(launch, combine(local, dist, launch), True)
-    return DistributedOutcome(launch, own_report(local, dist), bool(delivered))
+    worker_info = {"rank": launch.rank, "world_size": launch.world_size, "delivered": delivered}
+    return replace(own_report(local, dist), worker=worker_info)
 
 
-def _deselected(spec: CheckSpec, patterns: Sequence[str]) -> bool:
-    from envdoctor.core.selection import matches
-
-    return any(matches(spec, p) for p in patterns)
+def _remove(path: str, directory: str) -> None:
+    for fn, p in ((os.unlink, path), (os.rmdir, directory)):
+        try:
+            fn(p)
+        except OSError:
+            pass
 
 
 def _write_handoff(path: str, summary: Mapping[str, Any]) -> None:
@@ -444,29 +418,3 @@ def launch_for_cli(env: Mapping[str, str], paths: Sequence[str | None]) -> tuple
         raise ValueError(f"--distributed: {launcher_name(launch)} variables are inconsistent: {'; '.join(launch.problems)}")
     host = socket.gethostname()
     return launch, [launch.format_path(p, host) for p in paths]
-
-
-class DistributedRun:
-    """A drop-in for :func:`envdoctor.core.session.execute` that runs this rank's part of the job."""
-
-    def __init__(self, launch: Launch, rank_timeout: float) -> None:
-        self.launch = launch
-        self.rank_timeout = rank_timeout
-        self.outcome: DistributedOutcome | None = None
-
-    def __call__(self, opts: RunOptions, *, registry: Registry, specs: Sequence[CheckSpec], progress: Progress | None = None) -> Report:
-        self.outcome = execute_distributed(
-            opts, self.launch, registry=registry, specs=specs, rank_timeout=self.rank_timeout, progress=progress
-        )
-        return self.outcome.report
-
-    def healthy(self, report: Report, strict: bool) -> bool:
-        if self.launch.coordinator or self.outcome is None:
-            return report.healthy(strict)
-        return self.outcome.exit_healthy(strict)
-
-    def line(self, default: str) -> str:
-        """The one line a rank other than 0 prints (its verdict is in rank 0's report)."""
-        if self.launch.coordinator or self.outcome is None:
-            return default
-        return self.outcome.one_line()

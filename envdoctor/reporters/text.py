@@ -14,9 +14,18 @@ COLORS = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: 
 AREA_ORDER = ("system", "packages", "nvidia", "torch", "triton", "toolchain", "compile", "xla", "smoke", "perf", "expect", "distributed")
 
 
+def unicode_ok(stream=None) -> bool:
+    """Whether the stream's encoding can show the marks (a latin-1 or ASCII stdout cannot)."""
+    enc = getattr(stream or sys.stdout, "encoding", None) or "ascii"
+    try:
+        "✓✗→—".encode(enc)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
 def _marks() -> dict:
-    enc = (getattr(sys.stdout, "encoding", None) or "").lower()
-    return MARKS if "utf" in enc else ASCII_MARKS
+    return MARKS if unicode_ok() else ASCII_MARKS
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -43,21 +52,19 @@ def summary_line(report: Report) -> str:
 
 
 def verdict(report: Report, strict: bool = False) -> str:
-    c = report.counts()
-    if c["fail"] or c["error"]:
-        return "PROBLEMS FOUND"
-    if c["warn"]:
-        return "WARNINGS" if strict else "OK, with warnings"
-    return "HEALTHY"
+    from envdoctor.core.report import verdict as judge
+
+    return judge(report, strict).label
 
 
 def render_text(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
     marks = _marks()
+    arrow, dash = ("→", "—") if marks is MARKS else ("->", "-")
     order = {a: i for i, a in enumerate(AREA_ORDER)}
     areas: dict[str, list] = {}
     for r in report.results:
         areas.setdefault(r.area, []).append(r)
-    lines = [f"envdoctor {report.tool_version} — {report.platform.get('summary', '')}".rstrip(" —"), ""]
+    lines = [f"envdoctor {report.tool_version} {dash} {report.platform.get('summary', '')}".rstrip(f" {dash}"), ""]
     for area in sorted(areas, key=lambda a: (order.get(a, len(order)), a)):
         lines.append(_paint(area, "1", color))
         for r in areas[area]:
@@ -72,7 +79,7 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
                     imark = _paint(marks[item.status], COLORS[item.status], color)
                     lines.append(f"      {imark} {item.name}" + (f": {item.message}" if item.message else ""))
             if r.hint and r.status in (Status.WARN, Status.FAIL, Status.ERROR):
-                lines.append(f"      → {r.hint}")
+                lines.append(f"      {arrow} {r.hint}")
             if r.status in (Status.WARN, Status.FAIL, Status.ERROR):
                 lines += [f"        $ {f.command}" + ("  (as root)" if f.needs_root else "") for f in r.fixes]
             if verbose and r.details:

@@ -124,6 +124,11 @@ def test_version_py_parsing_and_torch_build(tmp_path, monkeypatch):
     assert build["kind"] == "cuda" and build["cuda"] == "13.0" and build["local"] == "cu130"
 
 
-def test_versions_check_skips_without_torch():
-    r = run_check(versions, dists={"numpy": {"name": "numpy", "version": "2.1.0"}})
-    assert r.status is Status.SKIP and r.message == "torch is not installed"
+def test_versions_check_fails_without_torch_unless_not_expected():
+    # Issue 13: torch missing in the interpreter examined is a failure (was: a skip, so a
+    # fresh venv without torch was HEALTHY); with `--expect torch=none` it is a skip.
+    dists = {"numpy": {"name": "numpy", "version": "2.1.0"}}
+    r = run_check(versions, dists=dists)
+    assert r.status is Status.FAIL and r.message.startswith("torch is not installed")
+    r = run_check(versions, dists=dists, options={"torch_expected": False})
+    assert r.status is Status.SKIP and r.message.startswith("torch is not installed")

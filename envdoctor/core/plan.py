@@ -1,0 +1,168 @@
+"""The run plan: CLI options, the config file, the profile and the expectations, resolved once
+into one frozen :class:`RunPlan`. Everything downstream (the executors, the post-run
+``must_pass`` row, the outputs, the exit code) reads the plan and decides nothing again.
+
+Every mistake found while building it is a :class:`PlanError`: one line, exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from envdoctor.core.api import CheckSpec
+from envdoctor.core.expect import Expectations, for_profile, to_spec
+from envdoctor.core.expect import plan as with_expectations
+from envdoctor.core.outputs import Output, target_problem
+from envdoctor.core.registry import Registry
+from envdoctor.core.selection import choose, matches, no_match_message, unmatched
+
+if TYPE_CHECKING:
+    from envdoctor.core.session import RunOptions
+    from envdoctor.modes.distributed import Launch
+
+# The one place for the run's time defaults.
+DEFAULT_TIMEOUT = 300.0  # --timeout: the whole local run
+DEFAULT_RANK_TIMEOUT = 120.0  # --rank-timeout: a silent rank is reported after this long
+DISTRIBUTED_TAG = "distributed"
+
+
+def distributed_budget(local_timeout: float, rank_timeout: float) -> float:
+    """How long the distributed probe may take: the slowest rank's local checks (bounded by
+    its --timeout), then up to a few rank timeouts (rendezvous, reports, collectives), plus
+    the child's start-up. The engine's session deadline and the probe call both use it."""
+    return local_timeout + 5 * rank_timeout + 60
+
+
+class PlanError(Exception):
+    """A usage mistake found while planning: one line for the user, exit code 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def positive_seconds(option: str, value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise PlanError(f"{option}: {value!r} is not a positive, finite number of seconds")
+    return value
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    registry: Registry
+    specs: tuple[CheckSpec, ...]  # local checks, in order (expectations included)
+    expectations: Expectations  # with the profile's own (e.g. gpus>=1)
+    profile: str = "default"
+    select: tuple[str, ...] = ()
+    deselect: tuple[str, ...] = ()  # --deselect and the config's skip
+    timeout: float = DEFAULT_TIMEOUT
+    main: Output = Output("text", None, "--format")
+    extras: tuple[Output, ...] = ()
+    launch: Launch | None = None  # distributed mode: this rank's place in the job
+    rank_timeout: float = DEFAULT_RANK_TIMEOUT
+    dist_specs: tuple[CheckSpec, ...] = ()  # distributed mode: the distributed.* checks
+    verbose: bool = False
+    strict: bool = False
+    redact: bool = False
+    quiet: bool = False
+    checks_paths: tuple[str, ...] = ()
+    config_path: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def outputs(self) -> tuple[Output, ...]:
+        return (self.main, *self.extras)
+
+    def options(self, **changes: Any) -> RunOptions:
+        """The engine's view of the plan (the ``options`` fact and the report's options)."""
+        from envdoctor.core.session import RunOptions
+
+        base = dict(
+            select=self.select,
+            deselect=self.deselect,
+            profile=self.profile,
+            timeout=self.timeout,
+            checks_paths=self.checks_paths,
+            verbose=self.verbose,
+            torch_expected=self.expectations.torch_expected,
+            extra=dict(self.extra),
+        )
+        return RunOptions(**{**base, **changes})
+
+
+def decide_checks(
+    available: Sequence[CheckSpec], exp: Expectations, select: Sequence[str], deselect: Sequence[str], profile: str
+) -> list[CheckSpec]:
+    """The one decision of which checks run: the profile (or --select), minus --deselect and
+    the config's skip, plus the must_pass checks and one spec per expectation."""
+    return with_expectations(exp, available, choose(available, select, deselect, profile), profile, deselect)
+
+
+def _check_patterns(available: Sequence[CheckSpec], exp: Expectations, select, deselect, skip, problems=()) -> None:
+    # `--select expect` is fine, and so is the id of a check the registry refused (its error row runs).
+    everything = [*available, *(to_spec(e) for e in exp.facts), *problems]
+    for what, patterns, pool in (("--select", select, everything), ("--deselect", deselect, everything)):
+        missing = unmatched(pool, patterns)
+        if missing:
+            raise PlanError(no_match_message(what, missing, pool))
+    missing = unmatched(available, skip)
+    if missing:
+        raise PlanError(no_match_message(f"{exp.get('skip').origin}: skip", missing, available))
+
+
+def check_outputs(outputs: Sequence[Output]) -> None:
+    """Every output target is tried before the run; all problems in one message, one per line."""
+    problems = [
+        f"cannot write the report to {o.path} ({o.option}): {why}" for o in outputs if o.path for why in [target_problem(o.path)] if why
+    ]
+    if problems:
+        raise PlanError("\n".join(problems))
+
+
+def build(
+    registry: Registry,
+    expectations: Expectations,
+    *,
+    select: Sequence[str] = (),
+    deselect: Sequence[str] = (),
+    profile: str = "default",
+    outputs: Sequence[Output] = (Output("text", None, "--format"),),
+    launch: Launch | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    rank_timeout: float = DEFAULT_RANK_TIMEOUT,
+    config_path: str | None = None,
+    **flags: Any,
+) -> RunPlan:
+    """The plan, validated: patterns that match nothing, bad timeouts and unwritable outputs
+    are refused here, before anything runs."""
+    positive_seconds("--timeout", timeout)
+    positive_seconds("--rank-timeout", rank_timeout)
+    exp = for_profile(expectations, profile)
+    skip = list(exp.skip)
+    _check_patterns(registry.checks, exp, select, deselect, skip, registry.problems)
+    check_outputs(outputs)
+    desel = (*deselect, *skip)
+    specs = decide_checks(registry.checks, exp, select, desel, profile)
+    dist_specs: tuple[CheckSpec, ...] = ()
+    if launch is not None:
+        specs = [s for s in specs if DISTRIBUTED_TAG not in s.tags]
+        dist_specs = tuple(s for s in registry.checks if DISTRIBUTED_TAG in s.tags and not any(matches(s, p) for p in desel))
+    return RunPlan(
+        registry=registry,
+        specs=tuple(specs),
+        expectations=exp,
+        profile=profile,
+        select=tuple(select),
+        deselect=desel,
+        timeout=timeout,
+        main=outputs[0],
+        extras=tuple(outputs[1:]),
+        launch=launch,
+        rank_timeout=rank_timeout,
+        dist_specs=dist_specs,
+        config_path=config_path,
+        **flags,
+    )
