@@ -3,6 +3,11 @@
 This module is the public API for check authors; everything else in the package is internal.
 """
 
+from envdoctor.core import signals as _signals
+
+if _signals.is_envdoctor_program():
+    _signals.install_early()  # before the heavy imports: a Ctrl-C now exits quietly
+
 from envdoctor.core.api import (
     Item,
     Missing,

@@ -4,7 +4,6 @@ every outcome into an exit code (:class:`envdoctor.core.exitcode.ExitCode`)."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 import click
@@ -14,6 +13,7 @@ from envdoctor.commands.bench import bench_cmd
 from envdoctor.commands.check import check_cmd, list_cmd
 from envdoctor.commands.diff import diff_cmd
 from envdoctor.commands.fleet import fleet_cmd
+from envdoctor.core import signals
 from envdoctor.core.exitcode import ExitCode
 
 
@@ -27,15 +27,8 @@ for _command in (check_cmd, list_cmd, diff_cmd, fleet_cmd, bench_cmd):
     cli.add_command(_command)
 
 
-def _sigterm(signum, frame):  # noqa: ARG001
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> None:
-    try:
-        signal.signal(signal.SIGTERM, _sigterm)
-    except ValueError:
-        pass  # not the main thread (embedded use)
+    signals.install_run()  # INT, TERM and HUP: stop the run, print the partial report, exit 130
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
     except click.exceptions.Abort:
