@@ -16,15 +16,16 @@ import csv
 import ctypes
 import glob
 import io
+import json
 import os
 import re
 import shutil
-import threading
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from envdoctor import Item, Skip, Status, Unavailable, check, env_fix, fact, fail, ok, skip, warn
+from envdoctor import Item, Skip, Status, Unavailable, check, describe_signal, env_fix, fact, fail, last_line, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks import _cuda_compat as compat
 
@@ -33,8 +34,14 @@ SYS_MODULE_VERSION = "/sys/module/nvidia/version"
 PCI_DEVICES = "/sys/bus/pci/devices"
 IOMMU_GROUPS = "/sys/kernel/iommu_groups"
 SELF_MAPS = "/proc/self/maps"
-NVIDIA_SMI_TIMEOUT = 15.0
-NVML_TIMEOUT = 30.0
+# One short deadline for every driver query: a healthy driver answers in well under a second,
+# one that takes 10 s is wedged, and the rest of the run must not wait for it.
+DRIVER_QUERY_TIMEOUT = 10.0
+NVIDIA_SMI_TIMEOUT = DRIVER_QUERY_TIMEOUT
+NVML_TIMEOUT = DRIVER_QUERY_TIMEOUT
+WEDGED_CAUSE = "the driver or a GPU is likely wedged"
+WEDGED_FIX = "look for Xid errors in `dmesg`/`journalctl -k`, then reset the GPU (`nvidia-smi -r`) or reboot"
+WEDGED = f"{WEDGED_CAUSE}; {WEDGED_FIX}"
 
 COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 FABRIC_STATES = {0: "not supported", 1: "not started", 2: "in progress", 3: "completed"}
@@ -163,117 +170,41 @@ def cuda_driver_version() -> tuple[str | None, dict | None, str]:
 
 # ---- NVML ----------------------------------------------------------------------------------
 
-
-def _text(v: Any) -> str:
-    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+NVML_CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bodies", "nvml_child.py")
 
 
-@dataclass
-class _Attr:
-    """Collects per-attribute NVML failures instead of losing the whole GPU to one of them."""
-
-    errors: dict[str, str] = field(default_factory=dict)
-
-    def get(self, key: str, fn, *args, default=None):
-        try:
-            return fn(*args)
-        except Exception as e:  # noqa: BLE001 - NVMLError_NotSupported and friends, per attribute
-            self.errors[key] = str(e) or type(e).__name__
-            return default
+class DriverHung(Unavailable):
+    """NVML or nvidia-smi did not answer within the deadline: the classic sign of a wedged driver."""
 
 
-def _nvml_gather() -> dict:
-    import pynvml  # nvidia-ml-py; its absence is reported like a missing library
+def hang_reason(what: str, timeout: float) -> str:
+    return f"{what} within {timeout:.0f}s: {WEDGED}"
 
-    pynvml.nvmlInit()
+
+def nvml_query(env: Mapping[str, str] | None = None, timeout: float | None = None) -> dict:
+    """NVML's view, or raise Unavailable with NVML's own error text (:class:`DriverHung` when it
+    did not answer). NVML has no timeout of its own, blocks forever on a wedged GPU and has
+    crashed an interpreter, so it runs in a child process (``bodies/nvml_child.py``, its own
+    process group) that is killed at the deadline. The error carries ``library``: the
+    libnvidia-ml the child loaded, which tells a library/kernel-module mismatch."""
+    timeout = timeout or NVML_TIMEOUT
+    res = run([sys.executable, NVML_CHILD], timeout=timeout, env=env)
+    if res.timed_out:
+        raise DriverHung(hang_reason("NVML did not answer", timeout))
+    lines = res.stdout.strip().splitlines()
     try:
-        a = _Attr()
-        out: dict[str, Any] = {
-            "driver_version": _text(a.get("driver_version", pynvml.nvmlSystemGetDriverVersion, default="")),
-            "library": lib_info(loaded_library("libnvidia-ml.so")),
-        }
-        cv = a.get("cuda_version", pynvml.nvmlSystemGetCudaDriverVersion_v2)
-        out["cuda_version"] = compat.cuda_from_int(cv) if isinstance(cv, int) and cv > 0 else None
-        brands = {getattr(pynvml, n): n[len("NVML_BRAND_") :].replace("_", " ").title() for n in dir(pynvml) if n.startswith("NVML_BRAND_")}
-        brands.update({5: "GeForce", 6: "Titan", 2: "Tesla", 14: "NVIDIA", 1: "Quadro", 13: "NVIDIA RTX", 12: "Quadro RTX"})
-        count = pynvml.nvmlDeviceGetCount()
-        handles, gpus = [], []
-        for i in range(count):
-            g = _Attr()
-            h = g.get("handle", pynvml.nvmlDeviceGetHandleByIndex, i)
-            handles.append(h)
-            if h is None:
-                gpus.append({"index": i, "name": "unknown", "errors": g.errors})
-                continue
-            cc = g.get("cc", pynvml.nvmlDeviceGetCudaComputeCapability, h)
-            mem = g.get("memory", pynvml.nvmlDeviceGetMemoryInfo, h)
-            mig = g.get("mig_mode", pynvml.nvmlDeviceGetMigMode, h)
-            pers = g.get("persistence_mode", pynvml.nvmlDeviceGetPersistenceMode, h)
-            cmode = g.get("compute_mode", pynvml.nvmlDeviceGetComputeMode, h)
-            brand = g.get("brand", pynvml.nvmlDeviceGetBrand, h)
-            pci = g.get("pci", pynvml.nvmlDeviceGetPciInfo, h)
-            procs = g.get("processes", pynvml.nvmlDeviceGetComputeRunningProcesses, h, default=None)
-            mig_on = bool(mig and mig[0])
-            mig_devices = []
-            if mig_on:
-                for j in range(g.get("mig_count", pynvml.nvmlDeviceGetMaxMigDeviceCount, h, default=0) or 0):
-                    mh = g.get(f"mig{j}", pynvml.nvmlDeviceGetMigDeviceHandleByIndex, h, j)
-                    if mh is not None:
-                        mig_devices.append({"uuid": _text(g.get(f"mig{j}_uuid", pynvml.nvmlDeviceGetUUID, mh, default=""))})
-                g.errors = {k: v for k, v in g.errors.items() if not k.startswith("mig") or k == "mig_mode"}
-            gpus.append(
-                {
-                    "index": i,
-                    "name": _text(g.get("name", pynvml.nvmlDeviceGetName, h, default="unknown")),
-                    "uuid": _text(g.get("uuid", pynvml.nvmlDeviceGetUUID, h, default="")),
-                    "serial": _text(g.get("serial", pynvml.nvmlDeviceGetSerial, h, default="")),
-                    "cc": f"{cc[0]}.{cc[1]}" if cc else None,
-                    "memory_total": int(mem.total) if mem else None,
-                    "memory_used": int(mem.used) if mem else None,
-                    "mig_mode": mig_on,
-                    "mig_devices": mig_devices,
-                    "persistence_mode": bool(pers) if pers is not None else None,
-                    "compute_mode": COMPUTE_MODES.get(cmode, str(cmode)) if cmode is not None else None,
-                    "brand": brands.get(brand, str(brand)) if brand is not None else "",
-                    "pci_bus_id": _text(pci.busId) if pci is not None else "",
-                    "processes": [{"pid": int(p.pid), "used_memory": p.usedGpuMemory} for p in procs] if procs is not None else None,
-                    "errors": g.errors,
-                }
-            )
-        p2p = None
-        if len(handles) >= 2 and handles[0] is not None and handles[1] is not None:
-            st = a.get("p2p", pynvml.nvmlDeviceGetP2PStatus, handles[0], handles[1], pynvml.NVML_P2P_CAPS_INDEX_READ)
-            p2p = None if st is None else ("ok" if st == pynvml.NVML_P2P_STATUS_OK else f"status {st}")
-        out.update(gpus=gpus, p2p_read=p2p, errors=a.errors)
-        return out
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def nvml_query(timeout: float = NVML_TIMEOUT) -> dict:
-    """NVML's view, or raise Unavailable with NVML's own error text. NVML has no timeout of its
-    own and can block for a long time on a wedged GPU, so it runs on a daemon thread."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = _nvml_gather()
-        except ImportError as e:
-            box["error"] = f"nvidia-ml-py is not installed ({e})"
-        except Exception as e:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, LibRmVersionMismatch...
-            box["error"] = str(e) or type(e).__name__
-
-    t = threading.Thread(target=target, name="envdoctor-nvml", daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        raise Unavailable(f"NVML did not answer within {timeout:.0f}s")
-    if "error" in box:
-        raise Unavailable(box["error"])
-    return box["value"]
+        answer = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        how = describe_signal(res.signal) if res.signal else res.describe()
+        tail = last_line(res.stderr)
+        raise Unavailable(f"the NVML query {how}" + (f" ({tail})" if tail and not res.signal else ""))
+    if not answer.get("ok"):
+        err = Unavailable(str(answer.get("error") or "NVML failed"))
+        err.library = answer.get("library")
+        raise err
+    return answer["value"]
 
 
 # ---- nvidia-smi ----------------------------------------------------------------------------
@@ -318,13 +249,20 @@ def parse_smi_csv(text: str) -> list[dict]:
     return gpus
 
 
+def _raise_unless_ok(res, timeout: float) -> None:
+    if res.timed_out:
+        raise DriverHung(hang_reason("nvidia-smi did not finish", timeout))
+    if not res.ok:
+        raise Unavailable(res.describe())
+
+
 def smi_query(env: Mapping[str, str], timeout: float | None = None) -> dict:
     exe = shutil.which("nvidia-smi", path=env.get("PATH", os.defpath))
     if not exe:
         raise Unavailable("nvidia-smi not found on PATH")
-    res = run([exe, f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits"], timeout=timeout or NVIDIA_SMI_TIMEOUT)
-    if not res.ok:
-        raise Unavailable(res.describe())
+    timeout = timeout or NVIDIA_SMI_TIMEOUT
+    res = run([exe, f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits"], timeout=timeout)
+    _raise_unless_ok(res, timeout)
     gpus = parse_smi_csv(res.stdout)
     if not gpus and res.stdout.strip():
         raise Unavailable(f"nvidia-smi printed something unexpected: {res.stdout.strip().splitlines()[0][:200]}")
@@ -339,16 +277,25 @@ def nvidia_query(env) -> dict:
     """Everything the driver says, from the best source that answers: {"source", "nvml", "smi",
     "kernel_module", "errors"}. nvidia-smi runs only when NVML cannot answer."""
     errors: dict[str, str] = {}
-    out: dict[str, Any] = {"kernel_module": read_kernel_module(), "nvml": None, "smi": None, "errors": errors}
+    out: dict[str, Any] = {"kernel_module": read_kernel_module(), "nvml": None, "smi": None, "errors": errors, "hung": {}}
+    library = None
     try:
-        out["nvml"] = nvml_query()
+        out["nvml"] = nvml_query(env)
+    except DriverHung as e:
+        errors["nvml"] = out["hung"]["nvml"] = e.reason
     except Unavailable as e:
         errors["nvml"] = e.reason
+        library = getattr(e, "library", None)
     # Even when NVML failed to initialise it has loaded libnvidia-ml: its version tells B17.
-    out["nvml_library"] = (out["nvml"] or {}).get("library") or lib_info(loaded_library("libnvidia-ml.so"))
-    if out["nvml"] is None:
+    out["nvml_library"] = (out["nvml"] or {}).get("library") or library
+    if out["nvml"] is None and "nvml" in out["hung"]:
+        # nvidia-smi is built on NVML: after NVML hung it would hang too, for another deadline.
+        errors["nvidia-smi"] = "not run: NVML did not answer and nvidia-smi relies on it"
+    elif out["nvml"] is None:
         try:
             out["smi"] = smi_query(env)
+        except DriverHung as e:
+            errors["nvidia-smi"] = out["hung"]["nvidia-smi"] = e.reason
         except Unavailable as e:
             errors["nvidia-smi"] = e.reason
     return out
@@ -388,8 +335,7 @@ def fabric_state(env, gpus, pci_nvswitches=None) -> dict[str, dict]:
     if not exe:
         raise Unavailable("nvidia-smi not found on PATH (needed to read the fabric state)")
     res = run([exe, "-q"], timeout=NVIDIA_SMI_TIMEOUT)
-    if not res.ok:
-        raise Unavailable(res.describe())
+    _raise_unless_ok(res, NVIDIA_SMI_TIMEOUT)
     return parse_smi_fabric(res.stdout)
 
 
@@ -398,6 +344,9 @@ def fabric_state(env, gpus, pci_nvswitches=None) -> dict[str, dict]:
 
 def _no_driver_reason(query: dict, pci_gpus) -> str:
     errs = query["errors"]
+    hung = list((query.get("hung") or {}).values())
+    if hung:
+        return hung[0]  # the one cause that matters: the driver stopped answering
     tried = f"NVML: {errs.get('nvml', '?')}; nvidia-smi: {errs.get('nvidia-smi', '?')}"
     if isinstance(pci_gpus, list) and pci_gpus:
         return f"no NVIDIA driver loaded although {len(pci_gpus)} NVIDIA GPU(s) are on the PCI bus ({tried})"
@@ -555,8 +504,14 @@ def _need_gpus(gpus) -> list[dict]:
 
 
 @check("nvidia.driver", tags=("gpu",))
-def driver_present(driver=None, pci_gpus=None, container=None):
+def driver_present(driver=None, pci_gpus=None, container=None, nvidia_query=None):
     """NVIDIA driver loaded; its version and the CUDA version it supports"""
+    hung = list(((nvidia_query or {}).get("hung") or {}).values())
+    if hung:
+        # The one row for a wedged driver; the checks that needed its answer skip with the same text.
+        return fail(
+            hung[0].replace(f"; {WEDGED_FIX}", ""), hint=WEDGED_FIX[0].upper() + WEDGED_FIX[1:], details={"hung": nvidia_query["hung"]}
+        )
     if driver:
         cuda = driver["cuda_version"] or "unknown"
         how = "" if driver["cuda_version_source"] == "cuDriverGetVersion" else f", from {driver['cuda_version_source']}"

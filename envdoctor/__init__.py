@@ -24,6 +24,11 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
 
+from envdoctor.core import signals as _signals
+
+if _signals.is_envdoctor_program():
+    _signals.install_early()  # before the heavy imports: a Ctrl-C now exits quietly
+
 from envdoctor.core.api import (
     Fix,
     Item,
@@ -62,7 +67,7 @@ from envdoctor.core.stack import (
     decode_cudnn,
     from_facts,
 )
-from envdoctor.core.subproc import Completed, last_line
+from envdoctor.core.subproc import Completed, describe_signal, last_line
 from envdoctor.core.subproc import run as run_command
 from envdoctor.core.version import __version__
 from envdoctor.modes.distributed import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
@@ -98,6 +103,7 @@ __all__ = [
     "best_signature",
     "check",
     "decode_cudnn",
+    "describe_signal",
     "detect_launch",
     "distributed_budget",
     "env_fix",

@@ -4,7 +4,6 @@ every outcome into an exit code (:class:`envdoctor.core.exitcode.ExitCode`)."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 import click
@@ -15,6 +14,7 @@ from envdoctor.commands.bench import bench_cmd
 from envdoctor.commands.check import check_cmd, list_cmd
 from envdoctor.commands.diff import diff_cmd
 from envdoctor.commands.fleet import fleet_cmd
+from envdoctor.core import signals
 from envdoctor.core.exitcode import ExitCode
 
 
@@ -26,10 +26,6 @@ def cli() -> None:
 
 for _command in (check_cmd, list_cmd, diff_cmd, fleet_cmd, bench_cmd, baseline_cmd):
     cli.add_command(_command)
-
-
-def _sigterm(signum, frame):  # noqa: ARG001
-    raise KeyboardInterrupt
 
 
 def _tolerant_stdout() -> None:
@@ -47,10 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     from envdoctor.core.config import ConfigError
     from envdoctor.core.plan import PlanError
 
-    try:
-        signal.signal(signal.SIGTERM, _sigterm)
-    except ValueError:
-        pass  # not the main thread (embedded use)
+    signals.install_run()  # INT, TERM and HUP: stop the run, print the partial report, exit 130
     _tolerant_stdout()
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)

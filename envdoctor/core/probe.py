@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from envdoctor.core.api import ProbeError, ProbeRaised
-from envdoctor.core.subproc import describe_signal, kill_group
+from envdoctor.core.subproc import describe_signal, kill_group, spawn_on_stable_thread
 
 _BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor.core._probe_child import main; main()"
 OUTPUT_TAIL = 16 * 1024
@@ -65,6 +65,22 @@ def _dead_cause(output: str) -> str:
     return "; ".join(p for p in (explain_output(output), last_stage(output)) if p)
 
 
+def _worker_env(env: Mapping[str, str], root: str) -> dict[str, str]:
+    """The worker's environment: every cache and temporary file inside ``root``.
+
+    Inductor writes precompiled headers under ``$TMPDIR/torchinductor_<user>`` whatever
+    TORCHINDUCTOR_CACHE_DIR says (149 MB per run); compilers write temporaries to $TMPDIR. With
+    TMPDIR pointing inside the run's directory, all of it goes when that directory goes."""
+    env = dict(env)
+    tmp = os.path.join(root, "tmp")
+    env.update(TMPDIR=tmp, TEMP=tmp, TMP=tmp)
+    env["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
+    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
+    env["CUDA_CACHE_PATH"] = os.path.join(root, "cuda")  # the driver's PTX JIT cache
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
 def explain_output(output: str) -> str:
     """The most telling cause found in a probe's output, or ''."""
     for pattern, text in _CAUSES:
@@ -78,30 +94,41 @@ class _Worker:
     def __init__(self, env: Mapping[str, str], extra_path: Sequence[str]) -> None:
         try:
             self.cache_root = tempfile.mkdtemp(prefix="envdoctor-probe-")
+            os.mkdir(os.path.join(self.cache_root, "tmp"))
         except OSError as e:
             raise ProbeError(f"cannot create a temporary directory in {tempfile.gettempdir()}: {e.strerror or e}") from e
-        env = dict(env)
-        env["TRITON_CACHE_DIR"] = os.path.join(self.cache_root, "triton")
-        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.cache_root, "inductor")
-        env["PYTHONUNBUFFERED"] = "1"
         self.log = tempfile.TemporaryFile(dir=self.cache_root)
+        self.stopped = ""  # "deadline" or "interrupted" when envdoctor itself stopped this worker
+        self.allowed = 0.0  # the deadline of the call in progress, in seconds
         rfd, wfd = os.pipe()
+        # The control pipe: the worker holds its read end; its write end stays here and closes when
+        # this process dies, however it dies (SIGKILL included); the worker then cleans up and exits.
+        crfd, self.control = os.pipe()
+        argv = [sys.executable, "-c", _BOOT.format(extra=list(extra_path)), str(wfd), str(crfd), str(os.getpid()), self.cache_root]
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT.format(extra=list(extra_path)), str(wfd)],
-                stdin=subprocess.PIPE,
-                stdout=self.log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(wfd,),
-                start_new_session=True,
-                env=env,
-                cwd=self.cache_root,
+            # From a thread that lives as long as this process: the worker's parent-death signal
+            # fires when the thread that started it ends, and check threads end during a run.
+            self.proc = spawn_on_stable_thread(
+                lambda: subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=self.log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(wfd, crfd),
+                    start_new_session=True,
+                    env=_worker_env(env, self.cache_root),
+                    cwd=self.cache_root,
+                )
             )
         except OSError as e:
-            os.close(rfd)
+            for fd in (rfd, self.control):
+                os.close(fd)
+            self.log.close()
+            shutil.rmtree(self.cache_root, ignore_errors=True)
             raise ProbeError(f"cannot start a Python child process: {e}") from e
         finally:
             os.close(wfd)
+            os.close(crfd)
         self.rfd = rfd
         self.buf = b""
         self.calls = 0
@@ -130,6 +157,7 @@ class _Worker:
         except (BrokenPipeError, OSError):
             pass  # it died; reading below reports how
         self.calls += 1
+        self.allowed = timeout
         while b"\n" not in self.buf:
             left = timeout - (time.monotonic() - start)
             if left <= 0:
@@ -166,6 +194,11 @@ class _Worker:
             rc = None
         out = self._output_since(offset)
         self.close()
+        if self.stopped == "deadline":
+            # envdoctor's own TERM/KILL is not a crash of the probe: never "died of SIGTERM".
+            raise ProbeError(f"{what} did not finish within its deadline of {self.allowed:.0f}s (envdoctor stopped it)", output=out)
+        if self.stopped == "interrupted":
+            raise ProbeError(f"{what} was stopped by envdoctor before it finished (the run was interrupted)", output=out)
         if rc is not None and rc < 0:
             how = describe_signal(-rc)
         elif rc is not None:
@@ -182,11 +215,12 @@ class _Worker:
                 f.close()
             except OSError:
                 pass
-        try:
-            os.close(self.rfd)
-        except OSError:
-            pass
-        self.rfd = -1
+        for fd in (self.rfd, self.control):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.rfd = self.control = -1
         self.log.close()
         shutil.rmtree(self.cache_root, ignore_errors=True)
 
@@ -211,7 +245,8 @@ class ProbeClient:
         self._lock = threading.Lock()
         self._worker: _Worker | None = None
         self._closed = False
-        self._fresh: set[_Worker] = set()
+        self._live_lock = threading.Lock()
+        self._live: set[_Worker] = set()  # every worker started and not yet closed by a call
         self.workers_started = 0
         # Which thread uses which worker now, so a check abandoned past its own timeout can be
         # cut off its probe (see abandon); guarded by _meta, never held while waiting on a child.
@@ -251,8 +286,7 @@ class ProbeClient:
             if self._worker is None or not self._worker.alive():
                 if self._worker is not None:
                     self._worker.close()
-                self._worker = _Worker(self.env, self.extra_path)
-                self.workers_started += 1
+                self._worker = self._start_worker(self.env, what)
             worker = self._worker
             try:
                 payload, out = self._request(worker, target, kwargs or {}, left, what)
@@ -264,14 +298,13 @@ class ProbeClient:
         return _unwrap(payload, out)
 
     def _call_fresh(self, target: str, kwargs: Mapping[str, Any], timeout: float, env: Mapping[str, str], what: str) -> Any:
-        worker = _Worker(env, self.extra_path)
-        self.workers_started += 1
-        self._fresh.add(worker)
+        worker = self._start_worker(env, what)
         try:
             payload, out = self._request(worker, target, kwargs, self._remaining(timeout), what)
         finally:
-            self._fresh.discard(worker)
             worker.close()
+            with self._live_lock:
+                self._live.discard(worker)
         return _unwrap(payload, out)
 
     def _request(self, worker: _Worker, target: str, kwargs: Mapping[str, Any], timeout: float, what: str) -> tuple[dict, str]:
@@ -300,13 +333,33 @@ class ProbeClient:
             if worker is not None and worker.rfd != -1:
                 kill_group(worker.proc, grace=0.5)
 
+    def _start_worker(self, env: Mapping[str, str], what: str) -> _Worker:
+        worker = _Worker(env, self.extra_path)
+        self.workers_started += 1
+        with self._live_lock:
+            self._live = {w for w in self._live if w.rfd != -1}
+            self._live.add(worker)
+            stopped = self._closed
+        if stopped:  # close() ran while this worker was starting: it must not outlive the run
+            worker.close()
+            raise ProbeError(f"{what} was not run: the run was stopped")
+        return worker
+
     def close(self) -> None:
-        """Kill every worker (also from another thread, e.g. on Ctrl-C or the run's deadline)."""
-        self._closed = True
-        for w in [self._worker, *self._fresh]:
-            if w is not None and w.rfd != -1:
-                kill_group(w.proc, grace=0.5)
-        if self._lock.acquire(timeout=5):
+        """Kill every worker (also from another thread, e.g. on Ctrl-C or the run's deadline).
+
+        Never waits for a probe call in progress: the call sees its worker die and reports that
+        envdoctor stopped it."""
+        with self._live_lock:
+            self._closed = True
+            live = list(self._live)
+        past_deadline = self.deadline is not None and time.monotonic() >= self.deadline
+        for w in live:
+            if w.rfd == -1:
+                continue  # closed by its call already (its process group is gone)
+            w.stopped = "deadline" if past_deadline else "interrupted"
+            kill_group(w.proc, grace=0.5)
+        if self._lock.acquire(timeout=2):
             try:
                 if self._worker is not None and self._worker.rfd != -1:
                     self._worker.close()

@@ -157,9 +157,9 @@ def run_checks(
                 done.notify_all()
 
     threads = [threading.Thread(target=worker, daemon=True, name=f"envdoctor-check-{i}") for i in range(max(1, min(jobs, len(specs))))]
-    for t in threads:
-        t.start()
     try:
+        for t in threads:  # inside the try: a Ctrl-C while they start still gives the partial report
+            t.start()
         with done:
             while len(state.outcomes) < len(specs):
                 if deadline is not None and time.monotonic() >= deadline:

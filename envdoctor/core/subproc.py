@@ -6,12 +6,16 @@ machinery. Never raises for a missing, hanging or crashing program: the outcome 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 MAX_OUTPUT = 256 * 1024
@@ -100,6 +104,57 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
+# ---- children die with envdoctor -------------------------------------------------------------
+#
+# How every child dies with envdoctor, however it dies (SIGKILL included):
+# - commands run by :func:`run` get PR_SET_PDEATHSIG=SIGKILL between fork and exec, so the kernel
+#   kills them when the thread that started them ends; :func:`run` waits for its child on that
+#   thread, so that is when envdoctor dies. (A hanging nvidia-smi would otherwise run forever.)
+# - the probe worker sets its own parent-death signal in its boot code (``_probe_child``), checks
+#   that its parent is still the one that started it (closing the fork/prctl race), and watches a
+#   control pipe whose write end only envdoctor holds: at EOF it removes its temporary directory
+#   (the run's caches, TMPDIR included) and kills its whole process group (compilers, compile
+#   workers). It is started from :func:`spawn_on_stable_thread`, because a parent-death signal
+#   fires when the *thread* that forked ends, and check threads end during a run.
+
+_PR_SET_PDEATHSIG = 1
+_prctl = None
+_spawner = None
+_spawner_lock = threading.Lock()
+
+
+def _load_prctl():
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _die_with_parent_preexec(parent: int):
+    """A preexec_fn: only an already-resolved C call and getppid, no imports, no locks, so it is
+    safe in a child forked from a threaded process (glibc keeps malloc usable after fork)."""
+    prctl = _prctl
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: nobody would kill us
+            os._exit(1)
+
+    return preexec
+
+
+def spawn_on_stable_thread(start):
+    """Run ``start()`` (which starts a process) on one thread that lives as long as envdoctor."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="envdoctor-spawner")
+    return _spawner.submit(start).result()
+
+
 def read_tail(f, limit: int = MAX_OUTPUT) -> str:
     f.flush()
     f.seek(0, os.SEEK_END)
@@ -127,6 +182,9 @@ def run(
     start = time.monotonic()
     # Output goes to temporary files, not pipes: a chatty child can never block on a full pipe,
     # and we keep only the tail.
+    global _prctl
+    if _prctl is None and sys.platform.startswith("linux"):
+        _prctl = _load_prctl()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
@@ -138,6 +196,7 @@ def run(
                 cwd=cwd,
                 start_new_session=True,
                 **as_user,
+                preexec_fn=_die_with_parent_preexec(os.getpid()) if _prctl else None,
             )
         except FileNotFoundError:
             return Completed(argv, None, "", "", error="not found", duration=time.monotonic() - start)

@@ -1,0 +1,155 @@
+"""The patient never takes down the doctor: real `envdoctor check` processes, hanging driver
+tools, signals at any moment. Nothing survives a run and nothing is left in $TMPDIR."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import psutil
+import pytest
+
+from tests.fakes import HERE, fake_nvidia_smi
+from tests.test_runner import HANG_BODY, HANGING_PLUGIN
+
+
+def _marked(marker: str) -> list[psutil.Process]:
+    """Every process whose environment carries ``marker`` (each descendant of a run inherits it)."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("ENVDOCTOR_TEST_MARKER") == marker:
+                found.append(p)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def _wait_gone(marker: str, within: float = 5.0) -> list[psutil.Process]:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        left = _marked(marker)
+        if not left:
+            return []
+        time.sleep(0.1)
+    return _marked(marker)
+
+
+def _env(tmp_path, **extra) -> tuple[dict, str]:
+    marker = uuid.uuid4().hex
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "ENVDOCTOR_TEST_MARKER": marker, "TMPDIR": str(tmp), "NO_COLOR": "1", **extra}
+    return env, marker
+
+
+def _timed_run(args, env) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "envdoctor", "check", *args], capture_output=True, text=True, env=env, timeout=240)
+    return time.monotonic() - start, r
+
+
+def test_a_wedged_driver_is_one_row_and_the_torch_probe_still_runs(tmp_path):
+    args = ["--select", "nvidia,torch", "--format", "json"]
+    healthy_env, marker = _env(tmp_path)
+    healthy, r = _timed_run(args, healthy_env)
+    assert r.returncode == 0, r.stderr
+    bindir = tmp_path / "bin"
+    fake_nvidia_smi(bindir, "hang")
+    for extra in (
+        {"PATH": f"{bindir}:{os.environ['PATH']}"},  # nvidia-smi hangs (NVML finds no library here)
+        {"PYTHONPATH": str(HERE / "nvml"), "FAKE_NVML_MODE": "hang", "PATH": f"{bindir}:{os.environ['PATH']}"},  # both hang
+    ):
+        env, marker = _env(tmp_path, **extra)
+        took, r = _timed_run(args, env)
+        assert "Traceback" not in r.stderr
+        rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
+        # Generous against this machine's healthy run: the hang costs one 10 s deadline, not the run.
+        assert took < healthy + 20 + 10, (took, healthy)
+        assert rows["nvidia.driver"]["status"] == "fail" and "likely wedged" in rows["nvidia.driver"]["message"]
+        assert rows["torch.importable"]["status"] == "pass"  # the torch probe ran
+        assert not [i for i, x in rows.items() if x["status"] == "error"], rows
+        assert rows["nvidia.gpus"]["status"] == "skip" and "did not" in rows["nvidia.gpus"]["message"]
+        assert _wait_gone(marker) == []
+        assert os.listdir(env["TMPDIR"]) == []
+
+
+def _start(tmp_path, env):
+    (tmp_path / "hangcheck.py").write_text(HANGING_PLUGIN)
+    (tmp_path / "hangbody.py").write_text(HANG_BODY)
+    return subprocess.Popen(
+        [sys.executable, "-m", "envdoctor", "check", "--checks-path", str(tmp_path), "--select", "hang"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _wait_for_probe(marker: str, within: float = 20.0) -> None:
+    """Until the hanging body's grandchild (sleep 1000) runs: the worker is mid-probe."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if any("sleep" in " ".join(p.cmdline()) for p in _marked(marker) if p.is_running()):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the hanging probe never started")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("delay", [0, 0.02, 0.05, 0.2, "probe"])
+def test_every_child_dies_with_envdoctor_however_it_dies(tmp_path, sig, delay):
+    env, marker = _env(tmp_path)
+    proc = _start(tmp_path, env)
+    if delay == "probe":
+        _wait_for_probe(marker)
+    else:
+        time.sleep(delay)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    # CPython itself may still be starting (importing site and the .pth files, or runpy looking
+    # for the package): its own KeyboardInterrupt, before a line of envdoctor ran; no code of ours
+    # can run earlier (an editable install's pip-generated finder runs from a .pth file then).
+    cpython_starting = "Traceback" in err and not re.search(r'File "[^"]*/envdoctor/', err) and delay != "probe"
+    if not cpython_starting:
+        assert "Traceback" not in err
+    assert _wait_gone(marker) == [], "a child of envdoctor outlived it"
+    assert os.listdir(env["TMPDIR"]) == [], "the run's temporary files outlived it"
+    if sig == signal.SIGKILL or cpython_starting:
+        return
+    if delay == "probe":  # the run had started: its partial report is printed
+        assert proc.returncode == 130, (out, err)
+        assert "A cheap check: done" in out and "interrupted" in out
+    else:  # 130, or the signal's default action before the interpreter ran any envdoctor code
+        assert proc.returncode in (130, -sig), (proc.returncode, out, err)
+
+
+def test_a_ctrl_c_as_the_first_worker_starts_gives_the_partial_report_quickly(tmp_path):
+    env, marker = _env(tmp_path)
+    proc = _start(tmp_path, env)
+    end = time.monotonic() + 20
+    while time.monotonic() < end and not any("_probe_child" in " ".join(p.cmdline()) for p in _marked(marker) if p.is_running()):
+        time.sleep(0.005)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 4, "stopping took too long"
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert "A cheap check: done" in out
+    assert _wait_gone(marker) == []
+
+
+def test_a_full_compile_leaves_nothing_in_tmpdir(tmp_path):
+    # The compile smoke really compiles with Inductor's C++ backend here, precompiled headers included.
+    env, marker = _env(tmp_path)
+    took, r = _timed_run(["--select", "smoke.compile,torch.importable", "--format", "json"], env)
+    rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
+    assert rows["smoke.compile"]["status"] == "pass", rows["smoke.compile"]
+    assert os.listdir(env["TMPDIR"]) == []
+    assert _wait_gone(marker) == []
