@@ -184,9 +184,12 @@ def _inline(key: str, value: str, line: str, acc: Acc, gpus: list[dict]) -> None
 
 
 def is_collect_env(lines: list[str]) -> bool:
-    for line in lines:
+    for i, line in enumerate(lines):
         kv = key_value(line)
         if (kv and kv[0] in MARKERS) or PYTORCH_NO_COLON.match(line):
+            return True
+        # only the "CPU:" (lscpu) section of a 2.x collect_env was pasted
+        if line.strip() == "CPU:" and i + 1 < len(lines) and lines[i + 1].startswith("Architecture"):
             return True
     return False
 
@@ -212,6 +215,8 @@ def read_collect_env(lines: list[str], acc: Acc) -> None:
     gpus: list[dict] = []
     section, seen = None, set()
     for i, line in enumerate(lines):
+        if BANNER.match(line):  # vLLM's "=====" lines frame a section title; the section goes on
+            continue
         if section and _section_line(section, line, acc, gpus):
             acc.consumed.add(i)
             continue

@@ -11,8 +11,9 @@ TRACEBACK = "Traceback (most recent call last):"
 ERRORISH = re.compile(
     r"(?i)(?:error|exception)\b|\b(?:fatal|failed|undefined symbol|cannot find -l|not compatible|too old|no kernel image|"
     r"bus error|segmentation fault|permission denied|cannot open shared object|not compiled with|no module named|warning|"
-    r"can't load|cannot load|could not load|unable to load|killed)\b"
+    r"can't load|cannot load|could not load|unable to load|killed|cannot be run|compiled using)\b"
 )
+HEADLESS = re.compile(r'^\s{0,4}File "[^"]{1,1000}", line \d+')  # a traceback pasted without its first line
 FOUND_VERSION = re.compile(r"too old \(found version (\d{4,6})\)")
 SITE_PY = re.compile(r"[/\\][Pp]ython(\d)\.?(\d{1,2})[/\\](?:site|dist)-packages[/\\]")
 MAX_BLOCK = 200  # lines of one traceback kept; a longer one keeps its head and tail
@@ -62,10 +63,11 @@ def _block_text(lines: list[str], start: int, end: int, prefix: str) -> str:
 def read_tracebacks(lines: list[str], acc: Acc) -> None:
     i = 0
     while i < len(lines) and len(acc.errors) < MAX_ERRORS:
-        if TRACEBACK not in lines[i]:
+        headless = TRACEBACK not in lines[i] and bool(HEADLESS.match(lines[i]))
+        if TRACEBACK not in lines[i] and not headless:
             i += 1
             continue
-        prefix = _prefix_of(lines[i])
+        prefix = "" if headless else _prefix_of(lines[i])
         end, complete = _traceback_end(lines, i, prefix)
         acc.errors.append(_block_text(lines, i, end, prefix))
         acc.consumed.update(range(i, end))
@@ -80,8 +82,9 @@ def read_error_lines(lines: list[str], acc: Acc) -> None:
     """Error lines outside tracebacks and tool output; consecutive ones stay one text."""
     block: list[str] = []
     for i, line in enumerate(lines + [""]):
-        hit = i < len(lines) and i not in acc.consumed and bool(line.strip()) and bool(ERRORISH.search(line))
-        if hit:
+        free = i < len(lines) and i not in acc.consumed and bool(line.strip())
+        # an error's message often goes on in indented lines ("    PyTorch 2.1.2+cu121 ... (you have 2.1.2+cpu)")
+        if free and (ERRORISH.search(line) or (block and line[:1] in (" ", "\t") and len(block) < 40)):
             block.append(line.strip())
             continue
         if block and len(acc.errors) < MAX_ERRORS:

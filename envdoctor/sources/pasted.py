@@ -73,24 +73,28 @@ def _facts(acc: Acc) -> dict[str, Any]:
         if value is not None:
             facts[name] = value
     for name, value in acc.whole.items():  # envdoctor's own report: its facts win whole
-        facts[name] = _mark(copy.deepcopy(value))
+        facts[name] = _mark(name, copy.deepcopy(value))
     return facts
 
 
-def _mark(value: Any) -> Any:
+# Facts that map names to entries (packages, variables, bus ids): a "source" key there would
+# read as one more package or variable, so they stay untagged (dists entries carry it instead).
+KEYED_FACTS = {"dists", "env_vars", "fabric_state", "ldconfig"}
+
+
+def _mark(name: str, value: Any) -> Any:
     """Tag a fact from a pasted report as pasted, where the shape has room for a tag."""
-    if isinstance(value, dict) and not _is_mapping_of_entries(value):
-        value.setdefault("source", "pasted")
+    if name == "dists" and isinstance(value, dict):
+        for entry in value.values():
+            if isinstance(entry, dict):
+                entry["source"] = "pasted"
+    elif isinstance(value, dict) and name not in KEYED_FACTS:
+        value["source"] = "pasted"
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, dict):
-                item.setdefault("source", "pasted")
+                item["source"] = "pasted"
     return value
-
-
-def _is_mapping_of_entries(value: dict) -> bool:
-    # dists ({name: entry}) and env_vars ({name: value}): a "source" key would read as a package or variable
-    return all(isinstance(v, dict) for v in value.values()) and "version" not in value or all(isinstance(v, str) for v in value.values())
 
 
 def _missing(acc: Acc, facts: dict[str, Any]) -> None:
@@ -102,6 +106,15 @@ def _missing(acc: Acc, facts: dict[str, Any]) -> None:
         acc.want("python -m torch.utils.collect_env output (torch, CUDA, Python, OS)")
     if not acc.errors and not acc.kinds:
         acc.want("the error message or traceback, and python -m torch.utils.collect_env output")
+
+
+# the accumulator's short names -> the fact names checks know
+FACT_NAMES = {"torch": "torch_build", "os": "os_release", "python": "python_info", "runtime": "torch_runtime", "env": "env_vars"}
+
+
+def _fact_key(key: str) -> str:
+    head, dot, rest = key.partition(".")
+    return FACT_NAMES.get(head, head) + dot + rest
 
 
 def read_paste(text: str) -> Paste:
@@ -119,5 +132,5 @@ def read_paste(text: str) -> Paste:
     except Exception as e:  # noqa: BLE001 - a paste is arbitrary text; a reader bug must not stop triage
         acc.note(f"the paste could not be read completely ({type(e).__name__}: {str(e)[:200]})")
         facts = {}
-    evidence = {k: v for k, v in acc.evidence.items() if "@" not in k}
+    evidence = {_fact_key(k): v for k, v in acc.evidence.items() if "@" not in k}
     return Paste(facts, tuple(acc.kinds), evidence, tuple(acc.missing), tuple(acc.notes), tuple(acc.errors), dict(acc.unavailable))

@@ -11,7 +11,7 @@ from typing import Any
 from envdoctor.sources._acc import RANK_REPORT, Acc
 from envdoctor.sources.listings import FREEZE
 
-SUMMARY = re.compile(r"<summary>\s*([A-Za-z_][A-Za-z0-9_]{0,60})\s*</summary>")
+SUMMARY = re.compile(r"<summary>\s*([A-Za-z_][A-Za-z0-9_]{0,60}|GPUs \(\d+\))\s*</summary>")
 TABLE_ROW = re.compile(r"^\|\s*([^|]{1,60}?)\s*\|\s*`*\s*([^|`]{0,200}?)\s*`*\s*\|\s*$")
 GPUS_CELL = re.compile(r"(\d+)\s*×\s*([^,]{1,120})")
 MAX_JSON = 8 * 1024 * 1024
@@ -49,9 +49,10 @@ def read_json_report(text: str, acc: Acc) -> None:
 
 
 def _json_block(lines: list[str], start: int) -> tuple[Any, int]:
-    """The JSON in the fenced block that starts at or after ``start`` (within a few lines)."""
+    """The JSON of the first fenced ``json`` block of this ``<details>`` section (the GPU section
+    puts a table before it)."""
     i = start
-    while i < len(lines) and i < start + 4 and not lines[i].lstrip().startswith("```"):
+    while i < len(lines) and i < start + 300 and "</details>" not in lines[i] and not lines[i].lstrip().startswith("```json"):
         i += 1
     if i >= len(lines) or not lines[i].lstrip().startswith("```json"):
         return None, start
@@ -99,7 +100,7 @@ def read_markdown_report(lines: list[str], acc: Acc) -> None:
         if m and m.group(1) not in ("dists", "env_vars"):
             value, end = _json_block(lines, i + 1)
             if value is not None:
-                take_facts({m.group(1): value}, acc, line.strip())
+                take_facts({"gpus" if m.group(1).startswith("GPUs") else m.group(1): value}, acc, line.strip())
             acc.consumed.update(range(i, end + 1))
             i = end + 1
             continue
