@@ -13,7 +13,7 @@ import re
 MAX_LINE = 4000  # a longer line is no tool output worth reading whole (a minified blob, random bytes)
 ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,400}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # Control characters other than tab: NUL from a pasted binary, backspaces from a pager.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 TAG = re.compile(r"</?(?:details|summary|pre|code|p|br|b|i|sub|sup|kbd|blockquote)\b[^<>]{0,200}>", re.I)
 FENCE = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})\s*[\w+.-]{0,30}\s*$")
 FULLWIDTH = str.maketrans({"：": ":", "\u00a0": " ", "\u3000": " "})
@@ -29,13 +29,20 @@ def unquote(line: str) -> str:
     return line
 
 
+def _whole(text: str) -> str:
+    """What can be cleaned on the whole text at once (C speed): line ends, colour codes,
+    control characters, full-width colons and non-breaking spaces."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = ANSI.sub("", text)
+    return CONTROL.sub("", text).translate(FULLWIDTH)
+
+
 def clean_line(line: str) -> str:
     if len(line) > MAX_LINE:
         line = line[:MAX_LINE]
-    if "\x1b" in line:
-        line = ANSI.sub("", line)
-    line = CONTROL.sub("", line).translate(FULLWIDTH)
-    line = unquote(line)
+    if line[:1] in (" ", ">"):
+        line = unquote(line)
     if "<" in line:
         line = TAG.sub("", line)
     return line.rstrip()
@@ -43,24 +50,20 @@ def clean_line(line: str) -> str:
 
 def split_lines(text: str) -> list[str]:
     """The paste as clean lines; fence lines become empty so block boundaries stay visible."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
     out = []
-    for raw in text.split("\n"):
+    for raw in _whole(text).split("\n"):
         line = clean_line(raw)
-        out.append("" if FENCE.match(line) else line)
+        out.append("" if line[:1] in (" ", "`", "~") and FENCE.match(line) else line)
     return out
 
 
 def raw_lines(text: str) -> list[str]:
     """Lines with line ends, colour codes and quoting removed, but HTML and fences kept (the
     markdown report reader needs its ``<summary>`` names and its JSON fences)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
     out = []
-    for raw in text.split("\n"):
+    for raw in _whole(text).split("\n"):
         line = raw[:MAX_LINE] if len(raw) > MAX_LINE else raw
-        if "\x1b" in line:
-            line = ANSI.sub("", line)
-        out.append(unquote(CONTROL.sub("", line)).rstrip())
+        out.append((unquote(line) if line[:1] in (" ", ">") else line).rstrip())
     return out
 
 

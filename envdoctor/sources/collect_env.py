@@ -183,7 +183,12 @@ def _inline(key: str, value: str, line: str, acc: Acc, gpus: list[dict]) -> None
         acc.evidence.setdefault("gpus.collect_env", line.strip()[:300])
 
 
+QUICK = re.compile(r"(?im)^[ \t]*(?:pytorch version|is debug build|cuda used to build pytorch|is cuda available|vllm version|cpu:$)")
+
+
 def is_collect_env(lines: list[str]) -> bool:
+    if not QUICK.search("\n".join(lines)):
+        return False
     for i, line in enumerate(lines):
         kv = key_value(line)
         if (kv and kv[0] in MARKERS) or PYTORCH_NO_COLON.match(line):

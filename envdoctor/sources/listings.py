@@ -137,6 +137,8 @@ def conda_rows(lines: list[str], start: int, acc: Acc) -> int:
 
 
 def freeze_line(acc: Acc, line: str, commit: bool) -> bool:
+    if "==" not in line and " @ " not in line and "-e " not in line:
+        return False
     m = FREEZE.match(line)
     if m:
         if commit:
@@ -180,7 +182,9 @@ def read_listings(lines: list[str], acc: Acc) -> None:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if i not in acc.consumed and PIP_LIST_HEADER.match(line):
+        if "Package" not in line and "#" not in line:
+            i += 1
+        elif i not in acc.consumed and PIP_LIST_HEADER.match(line):
             acc.consumed.add(i)
             i = pip_list_rows(lines, i + 1, acc)
         elif i not in acc.consumed and CONDA_HEADER.match(line):

@@ -20,6 +20,7 @@ from envdoctor.sources.report import read_json_report, read_markdown_report
 from envdoctor.sources.smi import read_smi_q, read_smi_table
 
 MAX_INPUT = 16 * 1024 * 1024  # beyond this only the head is read (and the cut is said)
+MAX_LINES = 40_000
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,19 @@ class Paste:
     unavailable: dict[str, str] = field(default_factory=dict)  # from a pasted envdoctor report
 
 
+def _bounded(text: str, acc: Acc) -> str:
+    """At most MAX_LINES lines for the line readers: the head (where tool output usually is)
+    and the tail (where a log's error is). Real pastes are far shorter; a 10 MB log is cut."""
+    parts = text.split("\n")
+    if len(parts) <= MAX_LINES:
+        return text
+    acc.note(f"the paste has {len(parts)} lines; only the first and last {MAX_LINES // 2} were read")
+    return "\n".join(parts[: MAX_LINES // 2] + [""] + parts[-(MAX_LINES // 2) :])
+
+
 def _read_all(text: str, acc: Acc) -> None:
     read_json_report(text, acc)
+    text = _bounded(text, acc)
     read_markdown_report(raw_lines(text) if "<summary>" in text or "| component |" in text else [], acc)
     lines = split_lines(text)
     read_smi_q(lines, acc)
