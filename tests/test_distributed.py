@@ -289,3 +289,20 @@ def test_torchrun_a_rank_whose_probe_dies_is_named_and_rank_0_finishes(tmp_path)
     assert "rank 0 reports this rank as not answering" in proc.stdout
     row = _rows(report)["distributed.rendezvous"]
     assert row["status"] == "fail" and "rank 1 did not join" in row["message"]
+
+
+def test_torchrun_failing_check_explains_childfailederror_and_exit_zero_silences_it(tmp_path):
+    """rank 0 exits 1 for a failed check: torchrun prints ChildFailedError with its own traceback,
+    so envdoctor says first what that is; --exit-zero keeps every rank at 0 (the verdict stays in the report)."""
+    plug = tmp_path / "plug"
+    plug.mkdir()
+    (plug / "rankcheck.py").write_text(textwrap.dedent(RANK_PLUGIN))
+    proc, report = torchrun(tmp_path, "--checks-path", str(plug), "--select", "testrank", "--rank-timeout", "20")
+    assert proc.returncode != 0
+    assert "ChildFailedError" in proc.stderr  # torchrun's own reaction to the exit code
+    assert "rank 0 exits 1: the job is not healthy (a check failed)" in proc.stderr
+    assert "not a crash of envdoctor" in proc.stderr
+    proc, report = torchrun(tmp_path, "--checks-path", str(plug), "--select", "testrank", "--rank-timeout", "20", "--exit-zero")
+    assert proc.returncode == 0, proc.stderr
+    assert "ChildFailedError" not in proc.stderr and "Traceback" not in proc.stderr
+    assert _rows(report)["testrank.not_rank_one"]["status"] == "fail"

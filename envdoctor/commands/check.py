@@ -68,6 +68,12 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
     show_default=True,
     help="--distributed: seconds before a silent rank is reported.",
 )
+@click.option(
+    "--exit-zero",
+    is_flag=True,
+    help="Exit 0 whatever the verdict (it is still in the report and the summary line): for launchers such as "
+    "torchrun that print a traceback for any non-zero exit, and pipelines that judge the JSON.",
+)
 def check_cmd(**options) -> None:
     """Run the checks and report."""
     from envdoctor.core.redact import protect
@@ -80,7 +86,26 @@ def check_cmd(**options) -> None:
     for line in failures:
         click.echo(f"envdoctor: {line}", err=True)
     code = exit_code(report, plan.strict)
-    raise SystemExit(ExitCode.USAGE if failures and code is not ExitCode.INTERRUPTED else code)
+    if failures and code is not ExitCode.INTERRUPTED:
+        code = ExitCode.USAGE
+    if code is ExitCode.FAILED and options["exit_zero"]:
+        code = ExitCode.OK
+    explain_launcher_exit(plan.launch, code)
+    raise SystemExit(code)
+
+
+def explain_launcher_exit(launch, code: ExitCode) -> None:
+    """torchrun answers any non-zero exit of a rank with 'ChildFailedError' and a Python
+    traceback of its own, which users read as envdoctor crashing: say first what it is."""
+    if launch is None or launch.launcher != "torchrun" or code is ExitCode.OK:
+        return
+    what = "the job is not healthy (a check failed)" if code is ExitCode.FAILED else f"it stopped with exit code {int(code)}"
+    click.echo(
+        f"envdoctor: rank {launch.rank} exits {int(code)}: {what}. torchrun reports any non-zero exit as "
+        "'ChildFailedError' with a traceback of its own: that is torchrun relaying this exit code, not a crash of "
+        "envdoctor. The report above says what failed; --exit-zero makes every rank exit 0.",
+        err=True,
+    )
 
 
 def make_plan(**o):
