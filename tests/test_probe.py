@@ -81,3 +81,35 @@ def test_torch_is_imported_once_across_calls(client):
     assert len({r["pid"] for r in results}) == 1
     assert [r["already_loaded"] for r in results] == [False, True, True]
     assert os.getpid() not in {r["pid"] for r in results}
+
+
+def test_the_worker_sees_nvidia_smi_bounded(tmp_path, monkeypatch):
+    """Inductor runs nvidia-smi itself while compiling: on a wedged driver (an nvidia-smi that
+    never answers) the probe must not hang with it. The first call is cut at the bound, later
+    calls fail at once; a healthy nvidia-smi answers through the wrapper unchanged."""
+    import subprocess
+    import time
+
+    from envdoctor.core import probe as probe_mod
+
+    monkeypatch.setattr(probe_mod, "NVIDIA_SMI_BOUND", 1)
+    for name, body in (("ok", 'echo "GPU 0: fake $*"'), ("hang", "exec sleep 100000")):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "nvidia-smi").write_text(f"#!/bin/sh\n{body}\n")
+        (d / "nvidia-smi").chmod(0o755)
+    root = tmp_path / "run-ok"
+    root.mkdir()
+    env = probe_mod._worker_env({"PATH": f"{tmp_path / 'ok'}:/usr/bin:/bin"}, str(root))
+    done = subprocess.run(["nvidia-smi", "-L"], env=env, capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout.strip()) == (0, "GPU 0: fake -L")
+    root = tmp_path / "run-hang"
+    root.mkdir()
+    env = probe_mod._worker_env({"PATH": f"{tmp_path / 'hang'}:/usr/bin:/bin"}, str(root))
+    start = time.monotonic()
+    first = subprocess.run(["nvidia-smi"], env=env, capture_output=True, text=True, timeout=30)
+    second = subprocess.run(["nvidia-smi"], env=env, capture_output=True, text=True, timeout=30)
+    assert first.returncode == 124 and second.returncode == 124 and "did not answer earlier" in second.stderr
+    assert time.monotonic() - start < 10
+    # No nvidia-smi at all: nothing is wrapped.
+    assert probe_mod._worker_env({"PATH": "/nonexistent"}, str(tmp_path))["PATH"] == "/nonexistent"

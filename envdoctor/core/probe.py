@@ -16,6 +16,7 @@ import json
 import os
 import re
 import select
+import shlex
 import shutil
 import subprocess
 import sys
@@ -78,7 +79,44 @@ def _worker_env(env: Mapping[str, str], root: str) -> dict[str, str]:
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
     env["CUDA_CACHE_PATH"] = os.path.join(root, "cuda")  # the driver's PTX JIT cache
     env["PYTHONUNBUFFERED"] = "1"
+    shim = _bounded_nvidia_smi(env.get("PATH", os.defpath), root)
+    if shim:
+        env["PATH"] = shim + os.pathsep + env.get("PATH", os.defpath)
     return env
+
+
+# torch and Inductor run nvidia-smi themselves (e.g. to look at the GPU topology while
+# compiling): on a wedged driver that call never returns and the compile smoke would hang until
+# its deadline, holding the worker every other probe waits for. The worker sees nvidia-smi
+# through this wrapper: the real one, bounded; after one hang, later calls fail at once.
+NVIDIA_SMI_BOUND = 10
+_SMI_SHIM = """#!/bin/sh
+# envdoctor: the real nvidia-smi, bounded (a wedged driver must not hang the probe).
+hung="$(dirname "$0")/.nvidia-smi-hung"
+[ -e "$hung" ] && {{ echo "nvidia-smi did not answer earlier in this run (envdoctor bounds it to {bound} s)" >&2; exit 124; }}
+{timeout} -k 2 {bound} {real} "$@"
+rc=$?
+[ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && : > "$hung"
+exit $rc
+"""
+
+
+def _bounded_nvidia_smi(path: str, root: str) -> str | None:
+    """A directory holding the bounding ``nvidia-smi`` wrapper, or None (no nvidia-smi or no
+    ``timeout`` program here: nothing to wrap, or nothing to wrap it with)."""
+    real, bound_with = shutil.which("nvidia-smi", path=path), shutil.which("timeout", path=path)
+    if not real or not bound_with:
+        return None
+    bindir = os.path.join(root, "bin")
+    try:
+        os.makedirs(bindir, exist_ok=True)
+        script = os.path.join(bindir, "nvidia-smi")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(_SMI_SHIM.format(timeout=shlex.quote(bound_with), real=shlex.quote(real), bound=NVIDIA_SMI_BOUND))
+        os.chmod(script, 0o755)
+    except OSError:
+        return None
+    return bindir
 
 
 def explain_output(output: str) -> str:
