@@ -26,6 +26,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip, worst
+from envdoctor_checks.packages import dist_path
 
 # The distributions whose files are digested: the ones a stray install breaks silently.
 _GUARDED = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|nvidia-[\w-]+)$")
@@ -67,11 +68,11 @@ def _stat_digest(base: str, rows: Iterable[tuple[str, str, int]]) -> tuple[str, 
 
 
 @fact("dist_files")
-def dist_files() -> dict:
+def dist_files(interpreter=None) -> dict:
     """{canonical name: {version, base, record, files, stat_digest, newest_mtime}} for torch,
     Triton and the nvidia-* distributions (the first copy on sys.path)."""
     out: dict[str, dict] = {}
-    for d in md.distributions():
+    for d in md.distributions(**dist_path(interpreter)):
         name = (d.metadata["Name"] or "") if d.metadata else ""
         key = canonicalize_name(name) if name else ""
         if not key or not guarded(key) or key in out:
@@ -242,15 +243,15 @@ def changed_files(dist: md.Distribution, newer_than: int) -> list[str]:
     return out
 
 
-def _dist_named(key: str) -> md.Distribution | None:
-    for d in md.distributions():
+def _dist_named(key: str, interpreter=None) -> md.Distribution | None:
+    for d in md.distributions(**dist_path(interpreter)):
         if d.metadata and canonicalize_name(d.metadata["Name"] or "") == key:
             return d
     return None
 
 
 @check("baseline.files", tags=("baseline", "build"))
-def files(baseline, dist_files):
+def files(baseline, dist_files, interpreter=None):
     """The files of torch, Triton and the nvidia-* packages are the ones installed at build time"""
     recorded = baseline["facts"].get("dist_files")
     if not isinstance(recorded, dict):
@@ -260,7 +261,7 @@ def files(baseline, dist_files):
         now = dist_files.get(key)
         if now is None or now.get("version") != then.get("version") or now.get("stat_digest") == then.get("stat_digest"):
             continue  # removed or swapped: baseline.distributions names it
-        dist = _dist_named(key)
+        dist = _dist_named(key, interpreter)
         changed = changed_files(dist, int(then.get("newest_mtime") or 0)) if dist else []
         if changed:
             shown = ", ".join(changed[:MAX_NAMED]) + (f" and {len(changed) - MAX_NAMED} more" if len(changed) > MAX_NAMED else "")

@@ -25,6 +25,7 @@ from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check,
 from envdoctor import run_command as run
 from envdoctor_checks import _elf
 from envdoctor_checks.bodies.extensions import OPS
+from envdoctor_checks.packages import examined
 from envdoctor_checks.torch import marker_applies, requirements
 
 BODY = "envdoctor_checks.bodies.extensions:load"
@@ -96,9 +97,9 @@ def scan(path: list[str] | None = None) -> list[dict]:
 
 
 @fact("torch_extensions")
-def torch_extensions() -> list:
+def torch_extensions(interpreter=None) -> list:
     """Installed distributions whose .so files link libtorch or libc10 (from RECORD and ELF headers)."""
-    return scan()
+    return scan(list(interpreter.sys_path) if examined(interpreter) is not None else None)
 
 
 @fact("extension_loads")

@@ -25,7 +25,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from envdoctor import Item, Skip, Status, Unavailable, check, describe_signal, env_fix, fact, fail, last_line, ok, skip, warn
+from envdoctor import (
+    Item,
+    ProbeError,
+    ProbeRaised,
+    Skip,
+    Status,
+    Unavailable,
+    check,
+    describe_signal,
+    env_fix,
+    fact,
+    fail,
+    last_line,
+    ok,
+    skip,
+    warn,
+)
 from envdoctor import run_command as run
 from envdoctor_checks import _cuda_compat as compat
 
@@ -811,8 +827,81 @@ def forward_compat(driver, gpus=None):
     return ok(f"CUDA forward compatibility in use: libcuda {lib.get('version')} ({path}) on kernel module {kernel or 'unknown'}")
 
 
+P2P_PAIR_TIMEOUT = 20.0  # one pair's copies both ways; a working pair takes well under a second
+P2P_MB = 8
+
+
+def measure_peer_copies(probe, *, pair_timeout: float = P2P_PAIR_TIMEOUT, mb: int = P2P_MB) -> dict:
+    """Real peer copies for every GPU pair CUDA says can access each other (any GPUs: the
+    caller decides where). A pair that hangs ends the measurement: the others would only hang
+    too, each costing a fresh worker and a deadline."""
+    listing = probe.call("envdoctor_checks.bodies.p2p:peer_pairs", timeout=60, what="the peer-to-peer probe (listing GPU pairs)")
+    results = []
+    for src, dst in listing.get("pairs") or []:
+        what = f"the peer copy between GPU {src} and GPU {dst}"
+        try:
+            r = probe.call("envdoctor_checks.bodies.p2p:peer_copy", {"src": src, "dst": dst, "mb": mb}, timeout=pair_timeout, what=what)
+        except ProbeError as e:
+            results.append({"src": src, "dst": dst, "ok": False, "hung": "did not finish" in e.diagnosis, "error": e.diagnosis})
+            if results[-1]["hung"]:
+                break
+            continue
+        except ProbeRaised as e:
+            r = {"src": src, "dst": dst, "ok": False, "error": f"{e.exc_type}: {e.message}"[:500]}
+        results.append(r)
+    untested = [p for p in listing.get("pairs") or [] if not any(r["src"] == p[0] and r["dst"] == p[1] for r in results)]
+    return {**listing, "copies": results, "untested": untested}
+
+
+@fact("peer_copies")
+def peer_copies(probe, gpus=None) -> dict:
+    """Real peer-to-peer copies between the consumer GPUs (B20); only where there are two or
+    more: data-center GPUs' NVLink/NVSwitch paths are the distributed checks' business."""
+    consumer = [g for g in (gpus or []) if compat.is_consumer(g)]
+    if len(consumer) < 2:
+        raise Unavailable("fewer than two consumer GPUs")
+    try:
+        return measure_peer_copies(probe)
+    except (ProbeError, ProbeRaised) as e:  # CUDA itself failing: the smoke checks name it
+        raise Unavailable(f"the peer-to-peer probe could not run: {e}") from e
+
+
+def _copy_problem(r: Mapping) -> str:
+    pair = f"GPU {r.get('src')} <-> GPU {r.get('dst')}"
+    if r.get("hung"):
+        return f"the peer copy {pair} hung: {r.get('error')}"
+    if r.get("error"):
+        return f"the peer copy {pair} failed: {r.get('error')}"
+    wrong = int(r.get("wrong_there") or 0) + int(r.get("wrong_back") or 0)
+    return f"the peer copy {pair} returned wrong data ({wrong} of {2 * int(r.get('bytes') or 0)} bytes differ)"
+
+
+def judge_peer_copies(copies: Mapping, env: Mapping[str, str]):
+    """The verdict on measured peer copies, or None when none were made (no pair with peer access)."""
+    done = copies.get("copies") or []
+    if not done:
+        return None
+    bad = [r for r in done if not r.get("ok")]
+    if bad:
+        nccl = "NCCL_P2P_DISABLE=1 is set, but " if env.get("NCCL_P2P_DISABLE") == "1" else ""
+        return fail(
+            f"{nccl}the driver reports peer-to-peer access and {_copy_problem(bad[0])}"
+            + (f" ({len(bad)} of {len(done)} pair(s) broken)" if len(bad) > 1 else "")
+            + ": NCCL hangs and cross-GPU tensor copies can be wrong",
+            hint="export NCCL_P2P_DISABLE=1 for NCCL jobs, and disable the IOMMU (or ACS) in the BIOS or with the kernel "
+            "parameter iommu=off / amd_iommu=off so that peer copies (also torch's own x.to('cuda:1')) work",
+            details={"copies": done, "untested": copies.get("untested") or []},
+            fixes=[env_fix("NCCL_P2P_DISABLE", "1"), env_fix("NCCL_IB_DISABLE", "1")],
+        )
+    slowest = min((r.get("gbps") or 0.0) for r in done)
+    return ok(
+        f"peer copies between {len(done)} GPU pair(s) are exact both ways ({P2P_MB} MiB, slowest {slowest:.1f} GB/s)",
+        details={"copies": done},
+    )
+
+
 @check("nvidia.p2p_consumer", tags=("gpu",))
-def p2p_consumer(gpus, env, nvidia_query=None):
+def p2p_consumer(gpus, env, nvidia_query=None, peer_copies=None):
     """Several consumer GPUs: NCCL peer-to-peer set up safely"""
     # B20: NCCL all_reduce hangs on several RTX 4090/5090 where P2P is advertised but broken
     # (IOMMU/ACS); accelerate refuses with "RTX 4000 series doesn't support faster communication...".
@@ -822,6 +911,10 @@ def p2p_consumer(gpus, env, nvidia_query=None):
     consumer = [g for g in gs if compat.is_consumer(g)]
     if len(consumer) < 2:
         return skip("not a multi-GPU consumer (GeForce) machine")
+    # The driver saying "peer access works" is exactly when a broken path goes unseen: a real copy decides.
+    measured = judge_peer_copies(peer_copies, env) if peer_copies else None
+    if measured is not None:
+        return measured
     if env.get("NCCL_P2P_DISABLE") == "1":
         return ok("NCCL_P2P_DISABLE=1 is set for the consumer GPUs")
     p2p = ((nvidia_query or {}).get("nvml") or {}).get("p2p_read")

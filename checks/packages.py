@@ -22,11 +22,37 @@ from envdoctor import Unavailable, check, fact, fail, ok, skip
 STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
 
 
+def examined(interpreter) -> dict | None:
+    """What ``--python`` read in another interpreter (the ``interpreter`` special's facts), or
+    None when envdoctor examines its own: then facts read this process, as they always did."""
+    return interpreter.facts if interpreter else None
+
+
+def search_path(interpreter) -> list[str]:
+    """The examined interpreter's sys.path."""
+    other = examined(interpreter)
+    return list(interpreter.sys_path) if other is not None else list(sys.path)
+
+
+def dist_path(interpreter) -> dict:
+    """Keyword arguments for ``importlib.metadata.distributions`` that search the examined
+    interpreter's sys.path (none for envdoctor's own)."""
+    return {"path": list(interpreter.sys_path)} if examined(interpreter) is not None else {}
+
+
+def executable(interpreter) -> str:
+    """The examined interpreter's path."""
+    return interpreter.executable if interpreter else sys.executable
+
+
 @fact("dists", source="live")  # a shared stack fact: envdoctor.Stack reads it
-def dists() -> dict:
+def dists(interpreter=None) -> dict:
     """{canonical name: {name, version, location, requires, installer, compiled}} for the first copy on
     sys.path of every installed distribution (what ``import`` would see), plus ``others``
     listing further copies (B9: shadowed installs)."""
+    other = examined(interpreter)
+    if other is not None:  # read there by the same code (envdoctor/core/_interpreter_query.py)
+        return dict(other.get("dists") or {})
     out: dict[str, dict] = {}
     for d in md.distributions():
         try:
@@ -92,13 +118,15 @@ def parse_version_py(text: str) -> dict:
     return values
 
 
-def package_dir(name: str) -> str:
-    """The directory ``import name`` would load, found on sys.path without importing anything.
+def package_dir(name: str, interpreter=None) -> str:
+    """The directory ``import name`` would load, found on sys.path without importing anything
+    (the examined interpreter's sys.path under --python).
 
     PathFinder searches sys.path as the import system would, without consulting sys.modules.
     Raises Unavailable when the package is not installed or cannot be located."""
+    path = list(interpreter.sys_path) if examined(interpreter) is not None else None
     try:
-        spec = importlib.machinery.PathFinder.find_spec(name)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
     except (ImportError, ValueError) as e:
         raise Unavailable(f"{name} cannot be located: {e}") from e
     if spec is None or not spec.submodule_search_locations:
@@ -107,9 +135,9 @@ def package_dir(name: str) -> str:
 
 
 @fact("torch_build", source="live")  # a shared stack fact: envdoctor.Stack reads it
-def torch_build() -> dict:
+def torch_build(interpreter=None) -> dict:
     """torch's build as ``torch/version.py`` records it: version, cuda, hip, git_version."""
-    pkg_dir = package_dir("torch")
+    pkg_dir = package_dir("torch", interpreter)
     path = os.path.join(pkg_dir, "version.py")
     try:
         with open(path, encoding="utf-8") as f:
@@ -141,17 +169,19 @@ def release(version: str) -> Version | None:
 
 
 @check("packages.versions", tags=("build",))
-def versions(dists, options=None):
+def versions(dists, options=None, interpreter=None):
     """torch, Triton and torch_xla versions (from package metadata)"""
     found = {k: dists[k]["version"] for k in STACK if k in dists}
     if "torch" not in found:
-        details = {"python": sys.version.split()[0], "executable": sys.executable, **found}
+        exe = executable(interpreter)
+        python = interpreter.version if interpreter else sys.version.split()[0]
+        details = {"python": python, "executable": exe, **found}
         if options and options.get("torch_expected") is False:
-            return skip(f"torch is not installed in {sys.executable} (not expected: torch=none)", details=details)
+            return skip(f"torch is not installed in {exe} (not expected: torch=none)", details=details)
         # The subject of the examination is missing: nothing below can say the stack works.
         return fail(
-            f"torch is not installed in the interpreter examined ({sys.executable})",
-            hint=f"{sys.executable} -m pip install torch   # or, if torch is not expected here: --expect torch=none",
+            f"torch is not installed in the interpreter examined ({exe})",
+            hint=f"{exe} -m pip install torch   # or, if torch is not expected here: --expect torch=none",
             details=details,
         )
     parts = [f"{dists[k]['name']} {v}" for k, v in found.items() if k in ("torch", "triton", "pytorch-triton", "torch-xla")]

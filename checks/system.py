@@ -15,6 +15,7 @@ from pathlib import Path
 
 from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor import run_command as run
+from envdoctor_checks.packages import examined
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -33,8 +34,25 @@ def python_include_dir() -> str:
     return sysconfig.get_paths(scheme=scheme)["include"]
 
 
+_PYTHON_KEYS = (
+    "version",
+    "version_info",
+    "implementation",
+    "executable",
+    "include_dir",
+    "python_h",
+    "free_threading",
+    "purelib",
+    "platlib",
+    "user_site_enabled",
+)
+
+
 @fact("python_info", source="live")  # a shared stack fact: envdoctor.Stack reads it
-def python_info() -> dict:
+def python_info(interpreter=None) -> dict:
+    other = examined(interpreter)
+    if other is not None:  # --python: read by that interpreter
+        return {k: other.get(k) for k in _PYTHON_KEYS}
     include = python_include_dir()
     paths = sysconfig.get_paths()
     import site

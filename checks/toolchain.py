@@ -180,7 +180,7 @@ def nvcc(torch_build, cuda_toolkit=None):
 
 
 @check("toolchain.libgomp", tags=("build",))
-def libgomp(torch_build, env, ldconfig=None, os_release=None):
+def libgomp(torch_build, env, ldconfig=None, os_release=None, interpreter=None):
     """libgomp.so.1 (OpenMP) is available to torch"""
     loc = torch_build["location"]
     bundled = sorted(
@@ -189,7 +189,7 @@ def libgomp(torch_build, env, ldconfig=None, os_release=None):
     if bundled:
         return ok(f"torch bundles its own OpenMP runtime: {bundled[0]}")
     # conda's torch finds the environment's own libgomp through its RPATH, not the linker cache.
-    for prefix in {env.get("CONDA_PREFIX"), sys.prefix} - {None, ""}:
+    for prefix in {env.get("CONDA_PREFIX"), interpreter.prefix if interpreter else sys.prefix} - {None, ""}:
         if os.path.exists(os.path.join(prefix, "lib", "libgomp.so.1")):
             return ok(f"libgomp.so.1 in the environment: {os.path.join(prefix, 'lib')}")
     if ldconfig:

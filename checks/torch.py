@@ -10,7 +10,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import sys
 from collections.abc import Mapping
 
 from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
@@ -20,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor import Fix, Item, Skip, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, warn
 from envdoctor_checks import _cuda_compat as compat
-from envdoctor_checks.packages import package_dir
+from envdoctor_checks.packages import package_dir, search_path
 
 PROBE_TIMEOUT = 120.0
 
@@ -91,10 +90,11 @@ def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
 
 
 @fact("torch_runtime", source="live")  # a shared stack fact: envdoctor.Stack reads it
-def torch_runtime(probe, env) -> dict:
-    """What an imported torch reports (one import, in the probe worker)."""
+def torch_runtime(probe, env, interpreter=None) -> dict:
+    """What an imported torch reports (one import, in the probe worker, which runs the examined
+    interpreter)."""
     try:
-        package_dir("torch")
+        package_dir("torch", interpreter)
     except Unavailable as e:
         if e.reason == "torch is not installed":
             raise
@@ -105,12 +105,12 @@ def torch_runtime(probe, env) -> dict:
 
 
 @fact("torch_spec")
-def torch_spec() -> dict:
+def torch_spec(interpreter=None) -> dict:
     """Where ``import torch`` resolves (without importing it) and every other torch package
     directory on sys.path (B9: a PYTHONPATH checkout or ~/.local copy shadows the venv's)."""
-    first = os.path.realpath(package_dir("torch"))
+    first = os.path.realpath(package_dir("torch", interpreter))
     copies, leftovers = [], []
-    for entry in sys.path:
+    for entry in search_path(interpreter):
         if not entry or not os.path.isdir(entry):
             continue
         d = os.path.realpath(os.path.join(entry, "torch"))

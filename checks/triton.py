@@ -151,9 +151,9 @@ def read_triton_package(pkg_dir: str) -> dict:
 
 
 @fact("triton_pkg")
-def triton_pkg() -> dict:
+def triton_pkg(interpreter=None) -> dict:
     """Where ``import triton`` would load from, and what its files say; never imported."""
-    return read_triton_package(package_dir("triton"))
+    return read_triton_package(package_dir("triton", interpreter))
 
 
 def installed_tritons(dists: Mapping) -> list[dict]:

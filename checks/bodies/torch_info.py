@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 import warnings
 
 # Libraries whose origin decides whether torch works: the CUDA stack torch links (B6-B8), the
@@ -45,7 +46,8 @@ def _try(fn, default=None):
 
 
 def collect() -> dict:
-    out: dict = {"import_error": None, "warnings": [], "loaded_libs": []}
+    # The interpreter that really imported torch (envdoctor's own, or the one given with --python).
+    out: dict = {"import_error": None, "warnings": [], "loaded_libs": [], "executable": sys.executable}
     try:
         spec = importlib.util.find_spec("torch")
         out["origin"] = spec.origin if spec else None

@@ -56,6 +56,12 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
     type=click.Path(dir_okay=False),
     help="Config file (default: envdoctor.toml or [tool.envdoctor] found upwards).",
 )
+@click.option(
+    "--python",
+    "python",
+    metavar="PATH",
+    help="Examine this interpreter's environment (a venv's bin/python, an image's python) instead of envdoctor's own.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print one line; the exit code carries the verdict (health checks).")
 @click.option("--redact", is_flag=True, help="Also hide host, user, home paths, IP addresses and GPU UUIDs/serials (public reports).")
 @click.option(
@@ -148,6 +154,7 @@ def make_plan(**o):
         redact=o["redact"],
         quiet=quiet,
         checks_paths=tuple(o["checks_path"]),
+        python=o["python"],
     )
 
 

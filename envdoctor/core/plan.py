@@ -20,6 +20,7 @@ from envdoctor.core.registry import Registry
 from envdoctor.core.selection import choose, matches, no_match_message, unmatched
 
 if TYPE_CHECKING:
+    from envdoctor.core.interpreter import Interpreter
     from envdoctor.core.session import RunOptions
     from envdoctor.modes.distributed import Launch
 
@@ -71,6 +72,7 @@ class RunPlan:
     checks_paths: tuple[str, ...] = ()
     config_path: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    interpreter: Interpreter | None = None  # --python: the interpreter examined; None: envdoctor's own
 
     @property
     def outputs(self) -> tuple[Output, ...]:
@@ -89,6 +91,7 @@ class RunPlan:
             verbose=self.verbose,
             torch_expected=self.expectations.torch_expected,
             extra=dict(self.extra),
+            interpreter=self.interpreter,
         )
         return RunOptions(**{**base, **changes})
 
@@ -134,6 +137,7 @@ def build(
     timeout: float = DEFAULT_TIMEOUT,
     rank_timeout: float = DEFAULT_RANK_TIMEOUT,
     config_path: str | None = None,
+    python: str | None = None,
     **flags: Any,
 ) -> RunPlan:
     """The plan, validated: patterns that match nothing, bad timeouts and unwritable outputs
@@ -144,6 +148,7 @@ def build(
     skip = list(exp.skip)
     _check_patterns(registry.checks, exp, select, deselect, skip, registry.problems)
     check_outputs(outputs)
+    interpreter = examine_python(python) if python else None
     desel = (*deselect, *skip)
     specs = decide_checks(registry.checks, exp, select, desel, profile)
     dist_specs: tuple[CheckSpec, ...] = ()
@@ -164,5 +169,17 @@ def build(
         rank_timeout=rank_timeout,
         dist_specs=dist_specs,
         config_path=config_path,
+        interpreter=interpreter,
         **flags,
     )
+
+
+def examine_python(path: str) -> Interpreter:
+    """--python: the interpreter is run once, now, for its facts; a path that is no usable
+    Python is a usage mistake (exit 2) before anything runs."""
+    from envdoctor.core.interpreter import InterpreterError, examine
+
+    try:
+        return examine(path)
+    except InterpreterError as e:
+        raise PlanError(str(e)) from None

@@ -30,6 +30,19 @@ from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.subproc import describe_signal, kill_group, spawn_on_stable_thread
 
 _BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor.core._probe_child import main; main()"
+# Another interpreter (--python) has neither envdoctor nor its dependencies installed: the worker
+# loop and the probe bodies (both standard library only, besides what they probe) are loaded from
+# their files, without touching sys.path, so the target's own torch and numpy are the ones found.
+# Plugin directories go after the target's own paths, as in the default boot.
+_TARGET_BOOT = (
+    "import sys, importlib.util as u\n"
+    "def load(name, init, pkg=None):\n"
+    "    s = u.spec_from_file_location(name, init, submodule_search_locations=pkg)\n"
+    "    m = u.module_from_spec(s); sys.modules[name] = m; s.loader.exec_module(m); return m\n"
+    "load('envdoctor_checks', {checks_init!r}, [{checks!r}])\n"
+    "sys.path.extend({extra!r})\n"
+    "load('envdoctor_probe_child', {child!r}).main()"
+)
 OUTPUT_TAIL = 16 * 1024
 
 # Phrases in a dead probe's output that name the cause better than the signal does.
@@ -128,8 +141,33 @@ def explain_output(output: str) -> str:
     return ""
 
 
+def _boot(python: str | None, extra_path: Sequence[str]) -> list[str]:
+    """The worker's interpreter and its boot code: the doctor's own, or the one examined."""
+    if python is None:
+        return [sys.executable, "-c", _BOOT.format(extra=list(extra_path))]
+    checks = _checks_dir()
+    boot = _TARGET_BOOT.format(
+        checks_init=os.path.join(checks, "__init__.py"),
+        checks=checks,
+        extra=list(extra_path[1:]),  # not the directory holding envdoctor itself
+        child=os.path.join(os.path.dirname(os.path.abspath(__file__)), "_probe_child.py"),
+    )
+    return [python, "-c", boot]
+
+
+def _checks_dir() -> str:
+    """Where the built-in checks (``envdoctor_checks``) live, found without importing them."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("envdoctor_checks")
+    if spec is None or not spec.submodule_search_locations:
+        raise ProbeError("envdoctor's built-in checks (envdoctor_checks) cannot be found; reinstall envdoctor")
+    return list(spec.submodule_search_locations)[0]
+
+
 class _Worker:
-    def __init__(self, env: Mapping[str, str], extra_path: Sequence[str]) -> None:
+    def __init__(self, env: Mapping[str, str], extra_path: Sequence[str], python: str | None = None) -> None:
+        boot = _boot(python, extra_path)  # before anything is created that would need cleaning up
         try:
             self.cache_root = tempfile.mkdtemp(prefix="envdoctor-probe-")
             os.mkdir(os.path.join(self.cache_root, "tmp"))
@@ -142,7 +180,7 @@ class _Worker:
         # The control pipe: the worker holds its read end; its write end stays here and closes when
         # this process dies, however it dies (SIGKILL included); the worker then cleans up and exits.
         crfd, self.control = os.pipe()
-        argv = [sys.executable, "-c", _BOOT.format(extra=list(extra_path)), str(wfd), str(crfd), str(os.getpid()), self.cache_root]
+        argv = [*boot, str(wfd), str(crfd), str(os.getpid()), self.cache_root]
         try:
             # From a thread that lives as long as this process: the worker's parent-death signal
             # fires when the thread that started it ends, and check threads end during a run.
@@ -273,12 +311,13 @@ class ProbeClient:
     disturb the shared one.
     """
 
-    def __init__(self, *, extra_path: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, *, extra_path: Sequence[str] = (), env: Mapping[str, str] | None = None, python: str | None = None) -> None:
         # The directory holding the envdoctor package (this file is envdoctor/core/probe.py);
         # envdoctor/ itself must not be on the child's path: its modules would be top-level names.
         here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         self.extra_path = [here, *extra_path]
         self.env = dict(os.environ if env is None else env)
+        self.python = python  # the interpreter examined (--python); None: the doctor's own
         self.deadline: float | None = None  # monotonic; set by the runner from --timeout
         self._lock = threading.Lock()
         self._worker: _Worker | None = None
@@ -372,7 +411,7 @@ class ProbeClient:
                 kill_group(worker.proc, grace=0.5)
 
     def _start_worker(self, env: Mapping[str, str], what: str) -> _Worker:
-        worker = _Worker(env, self.extra_path)
+        worker = _Worker(env, self.extra_path, self.python)
         self.workers_started += 1
         with self._live_lock:
             self._live = {w for w in self._live if w.rfd != -1}

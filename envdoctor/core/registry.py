@@ -30,7 +30,7 @@ GROUP = "envdoctor.checks"
 SELF = "envdoctor"
 
 # Facts the engine supplies itself (see core.session); any other parameter must name a provider.
-SPECIALS = ("probe", "options", "env")
+SPECIALS = ("probe", "options", "env", "interpreter")
 
 
 @dataclass

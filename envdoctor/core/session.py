@@ -19,6 +19,8 @@ from typing import Any
 
 from envdoctor.core.api import CheckSpec
 from envdoctor.core.facts import FactStore
+from envdoctor.core.interpreter import Interpreter
+from envdoctor.core.interpreter import own as own_interpreter
 from envdoctor.core.plan import DEFAULT_TIMEOUT
 from envdoctor.core.probe import ProbeClient
 from envdoctor.core.registry import SPECIALS, Registry, discover
@@ -42,6 +44,7 @@ class RunOptions:
     verbose: bool = False
     torch_expected: bool = True  # False with `--expect torch=none`
     extra: Mapping[str, Any] = field(default_factory=dict)  # more entries for the `options` fact
+    interpreter: Interpreter | None = None  # --python, examined by the plan; None: envdoctor's own
 
     def as_fact(self) -> dict[str, Any]:
         return {
@@ -53,17 +56,17 @@ class RunOptions:
         }
 
 
-def platform_facts() -> dict[str, Any]:
+def platform_facts(interp: Interpreter | None = None) -> dict[str, Any]:
     system = f"{platform.system()} {platform.release()}"
-    py = platform.python_version()
+    py, exe = (interp.version, interp.executable) if interp is not None else (platform.python_version(), sys.executable)
     return {
         "hostname": socket.gethostname(),
         "system": platform.system(),
         "release": platform.release(),
         "machine": platform.machine(),
         "python": py,
-        "executable": sys.executable,  # the interpreter judged
-        "summary": f"{system} {platform.machine()}, Python {py} ({sys.executable})",
+        "executable": exe,  # the interpreter judged
+        "summary": f"{system} {platform.machine()}, Python {py} ({exe})",
     }
 
 
@@ -81,9 +84,10 @@ def execute(
     reg = registry if registry is not None else discover(tuple(opts.checks_paths))
     chosen = list(specs) if specs is not None else choose(reg.checks, opts.select, opts.deselect, opts.profile)
     env = dict(os.environ if env is None else env)
-    probe = ProbeClient(extra_path=reg.paths, env=env)
+    interp = opts.interpreter or own_interpreter()
+    probe = ProbeClient(extra_path=reg.paths, env=env, python=None if interp.own else interp.executable)
     probe.deadline = deadline
-    store = FactStore(reg.facts, given={"probe": probe, "options": opts.as_fact(), "env": env})
+    store = FactStore(reg.facts, given={"probe": probe, "options": opts.as_fact(), "env": env, "interpreter": interp})
     try:
         state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close, on_abandon=probe.abandon)
     finally:
@@ -101,10 +105,16 @@ def execute(
         tool_version=__version__,
         started_at=started_at,
         duration=time.monotonic() - started,
-        platform=platform_facts(),
+        platform=platform_facts(interp),
         results=tuple(results),
         facts=facts,
-        options={"profile": opts.profile, "select": list(opts.select), "deselect": list(opts.deselect), "timeout": opts.timeout},
+        options={
+            "profile": opts.profile,
+            "select": list(opts.select),
+            "deselect": list(opts.deselect),
+            "timeout": opts.timeout,
+            **({} if interp.own else {"python": interp.executable}),
+        },
         interrupted=state.interrupted,
         timed_out=state.timed_out,
     )
