@@ -16,6 +16,7 @@ from envdoctor.reporters.json import from_dict
 from envdoctor.reporters.markdown import render_markdown
 from envdoctor.sources import Paste, read_paste
 from envdoctor.testing import run_check
+from envdoctor_checks import extensions as ex
 from envdoctor_checks import nvidia as nv
 from envdoctor_checks import packages as pk
 from envdoctor_checks import torch as t
@@ -155,7 +156,7 @@ def test_healthy_h200_paste_passes_the_static_checks():
             t.cuda_available, torch_build=f["torch_build"], torch_runtime=f["torch_runtime"], gpus=f["gpus"], visible_gpus=f["visible_gpus"]
         ),
         run_check(t.numpy_abi, dists=f["dists"]),
-        run_check(t.extension_abi, dists=f["dists"], torch_build=f["torch_build"]),
+        run_check(ex.extension_abi, dists=f["dists"], torch_build=f["torch_build"]),
         run_check(tr.single_dist, dists=f["dists"]),
         run_check(tr.torch_pin, dists=f["dists"], torch_build=f["torch_build"], triton_pkg=f["triton_pkg"]),
         run_check(nv.driver_present, driver=f["driver"]),
