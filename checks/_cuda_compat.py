@@ -45,6 +45,12 @@ FAMILY_FLOOR: dict[int, str] = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06
 # The driver each toolkit GA release shipped with (Linux x86_64). Below it, a same-major toolkit
 # runs only under minor-version compatibility (no PTX JIT of its PTX, some APIs missing).
 TOOLKIT_GA_DRIVER: dict[str, str] = {
+    "9.0": "384.81",
+    "9.1": "387.26",
+    "9.2": "396.26",
+    "10.0": "410.48",
+    "10.1": "418.39",
+    "10.2": "440.33",
     "11.0": "450.36.06",
     "11.1": "455.23",
     "11.2": "460.27.03",

@@ -14,6 +14,7 @@ check alone, a warning alone. The first cause is the answer; the rest are listed
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -221,10 +222,27 @@ def _asks(missing: Sequence[str], causes: Sequence[Cause], check_asks: Sequence[
     """Most useful first: what the top cause needs, what the readers saw missing, what the
     skipped checks need, then the live run for everything a paste cannot show."""
     out = [causes[0].ask] if causes and causes[0].ask else []
-    out += list(missing) + list(check_asks) + [u.ask for u in unjudged if u.ask != LIVE_ASK]
-    if unjudged:
+    out += list(missing) + list(check_asks)
+    if unjudged:  # each one's own ask is in the JSON answer; one line covers them here
         out.append(LIVE_ASK)
-    return [a for a in dict.fromkeys(out) if a]
+    seen: set[str] = set()
+    keep = []
+    for a in out:
+        key = _ask_key(a)
+        if a and key not in seen:
+            seen.add(key)
+            keep.append(a)
+    return keep
+
+
+_TOOLS = re.compile(r"nvidia-smi -q|nvidia-smi|collect_env|pip list|conda list|nvcc|ldconfig|envdoctor check|/dev/shm")
+
+
+def _ask_key(ask: str) -> str:
+    """Two asks for the same tool's output are one ask ("nvidia-smi output (driver and GPUs)"
+    from the readers, "the output of `nvidia-smi`" from a fact)."""
+    m = _TOOLS.search(ask)
+    return m.group(0) if m else ask
 
 
 def triage(reg: Registry, paste: Any, text: str) -> Triage:
