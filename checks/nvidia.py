@@ -667,7 +667,7 @@ def mig(gpus, env):
     return ok(f"MIG is on for {len(on)} GPU(s); one MIG instance per process" + (f" ({value})" if value else ""))
 
 
-@check("nvidia.compute_mode", tags=("gpu",), sources=("live", "pasted"))
+@check("nvidia.compute_mode", tags=("gpu",))
 def compute_mode(gpus):
     """GPU compute mode lets this process use the GPU"""
     # B18: Prohibited, or Exclusive_Process with another process on it, gives

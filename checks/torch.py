@@ -283,6 +283,14 @@ def driver_supports_cuda(torch_build, driver, python_info=None):
     details = {"torch_cuda": tcuda, "driver_cuda": dcuda, "driver": driver["version"], "forward_compat": forward}
     if verdict.level in ("too_old", "below_floor"):
         need = f"driver >= {verdict.needed_driver}" if verdict.needed_driver else "a newer driver"
+        if not compat.best_index_for_driver(dcuda):  # older than every current torch index: only the driver can move
+            oldest = compat.TORCH_INDEXES[-1]
+            return fail(
+                f"{subject}: {verdict.message}; CUDA fails with 'driver version is insufficient'",
+                hint=f"upgrade the NVIDIA driver to {need} (current torch builds need at least CUDA {oldest}, driver >= "
+                f"{compat.ga_driver(oldest) or oldest}); or install an old torch release built for CUDA <= {dcuda}",
+                details=details,
+            )
         return fail(
             f"{subject}: {verdict.message}; CUDA fails with 'driver version is insufficient'",
             hint=f"upgrade the NVIDIA driver to {need}, or install the torch build for your driver: {_index_hint(driver)}",

@@ -143,7 +143,9 @@ def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str
         row = evaluate(spec, store)
         rows.append(row)
         if row.status is Status.SKIP:
-            asks.extend(_missing_asks(spec, reg, store))
+            missing = _missing_asks(spec, reg, store)
+            if len(missing) == 1:  # one fact away from a verdict: worth asking for
+                asks.extend(missing)
     return rows, unjudged, asks
 
 
@@ -192,10 +194,13 @@ def rank_causes(
     causes: list[Cause] = []
     used_checks: set[str] = set()
     seen_causes: set[str] = set()
+    quoted: set[str] = set()
     for f in findings:
-        if f.signature.cause_id in seen_causes:
+        # catalog order is specific first: a generic signature on a line a specific one explained adds nothing
+        if f.signature.cause_id in seen_causes or f.evidence in quoted:
             continue
         seen_causes.add(f.signature.cause_id)
+        quoted.add(f.evidence)
         row = by_id.get(f.signature.check)
         causes.append(_finding_cause(f, row, evidence, specs.get(f.signature.check)))
         used_checks.add(f.signature.check)

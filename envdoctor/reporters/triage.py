@@ -70,6 +70,12 @@ def render_json(t: Triage, source: str) -> str:
     return scrub_text(json.dumps(to_dict(t, source), indent=2, ensure_ascii=False)) + "\n"
 
 
+def _seen_lines(t: Triage, limit: int = 8) -> list[str]:
+    """The paste's lines the facts were read from: the stack first, package lines last."""
+    keys = sorted(t.seen, key=lambda k: k.startswith("dists."))
+    return list(dict.fromkeys(t.seen[k] for k in keys))[:limit]
+
+
 def _counts(t: Triage) -> str:
     by: dict[str, int] = {}
     for r in t.rows:
@@ -81,6 +87,8 @@ def _counts(t: Triage) -> str:
 def _headline(t: Triage) -> str:
     if not t.kinds and not t.causes:
         return "Nothing recognisable in the paste: no tool output (collect_env, nvidia-smi, pip list) and no known error text."
+    if not t.found and not any(r.status.value in ("pass", "warn") for r in t.rows):
+        return "No known error text and too little of the environment in the paste to judge it."
     if not t.found:
         return "No environment problem was found in the paste."
     return ""
@@ -92,7 +100,7 @@ def render_text(t: Triage, source: str) -> str:
     top = [c for c in t.causes if c.is_problem] if t.found else []
     if head:
         out.append(head)
-        out += [f"  seen: {line}" for line in list(t.seen.values())[:10]]
+        out += [f"  seen: {line}" for line in _seen_lines(t)]
         warns = [c for c in t.causes if not c.is_problem]
         out += [f"  note: {c.summary}" for c in warns[:3]]
     else:
@@ -126,7 +134,7 @@ def render_markdown(t: Triage, source: str) -> str:
     if head:
         out += [f"**{head}**", ""]
         if t.seen:
-            out += ["What the paste shows:", ""] + _fence(list(t.seen.values())[:10]) + [""]
+            out += ["What the paste shows:", ""] + _fence(_seen_lines(t)) + [""]
     else:
         c = next(x for x in t.causes if x.is_problem)
         out += [
