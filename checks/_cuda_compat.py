@@ -45,6 +45,12 @@ FAMILY_FLOOR: dict[int, str] = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06
 # The driver each toolkit GA release shipped with (Linux x86_64). Below it, a same-major toolkit
 # runs only under minor-version compatibility (no PTX JIT of its PTX, some APIs missing).
 TOOLKIT_GA_DRIVER: dict[str, str] = {
+    "9.0": "384.81",
+    "9.1": "387.26",
+    "9.2": "396.26",
+    "10.0": "410.48",
+    "10.1": "418.39",
+    "10.2": "440.33",
     "11.0": "450.36.06",
     "11.1": "455.23",
     "11.2": "460.27.03",
@@ -69,6 +75,13 @@ TOOLKIT_GA_DRIVER: dict[str, str] = {
 
 # Driver branch -> the highest CUDA it reports; used only when cuDriverGetVersion/NVML cannot say.
 BRANCH_CUDA: dict[int, str] = {
+    # before R450: CUDA Toolkit release notes, table 3 (the minimum driver of each CUDA release)
+    384: "9.0",
+    390: "9.1",
+    396: "9.2",
+    410: "10.0",
+    418: "10.1",
+    440: "10.2",
     450: "11.0",
     455: "11.1",
     460: "11.2",
@@ -151,6 +164,12 @@ def judge_driver(torch_cuda: str, driver_cuda: str, driver_version: str | None) 
         dv = driver_tuple(driver_version)
         if floor and dv and dv < driver_tuple(floor):
             return DriverVerdict("below_floor", f"driver {driver_version} is below {floor}, the minimum for any CUDA {t[0]}.x", ga or floor)
+        if d < t and t[0] < 11:  # minor-version compatibility exists from CUDA 11 on
+            return DriverVerdict(
+                "too_old",
+                f"the driver supports CUDA up to {driver_cuda}, torch needs CUDA {torch_cuda} (before CUDA 11 every minor needs its driver)",
+                ga,
+            )
         if d < t:
             return DriverVerdict(
                 "minor_compat",

@@ -198,7 +198,7 @@ def tolerates_missing_user(torch_dir: str) -> bool:
     return False
 
 
-@fact("inductor_cache")
+@fact("inductor_cache", ask="the value of TORCHINDUCTOR_CACHE_DIR, HOME and the user name (`id`)")
 def inductor_cache(env, torch_build) -> dict:
     """Inductor's cache dir resolved as cache_dir_utils does, and whether getpass.getuser() works."""
     user, user_source = user_name(env)

@@ -80,7 +80,7 @@ def allowed(name: str) -> bool:
     return name in NAMES or name.startswith(PREFIXES)
 
 
-@fact("env_vars")
+@fact("env_vars", ask="the CUDA/torch/Triton environment variables set when it fails (`env | grep -E 'CUDA|TORCH|TRITON|NCCL'`)")
 def env_vars(env) -> dict:
     """{name: value} of the allowlisted variables that are set; secret-looking names keep
     their name (it is useful to know HF_TOKEN is set) but never their value."""
@@ -97,7 +97,7 @@ def env_vars(env) -> dict:
     return out
 
 
-@check("system.environment", tags=("build",))
+@check("system.environment", tags=("build",), sources=("live", "pasted"))
 def environment(env_vars):
     """Environment variables that steer CUDA, torch, Triton, XLA and NCCL"""
     # PATH is always set and says nothing by its presence; the families are the news.

@@ -339,7 +339,7 @@ def parse_smi_fabric(text: str) -> dict[str, dict]:
     return out
 
 
-@fact("fabric_state")
+@fact("fabric_state", ask="the output of `nvidia-smi -q` (its Fabric section)")
 def fabric_state(env, gpus, pci_nvswitches=None) -> dict[str, dict]:
     """NVLink fabric state per GPU, on NVSwitch systems only. Read through ``nvidia-smi -q`` in a
     child process: an in-process nvmlDeviceGetGpuFabricInfoV call crashed the interpreter
@@ -374,7 +374,8 @@ def _no_driver_reason(query: dict, pci_gpus) -> str:
     return f"no NVIDIA driver answered ({tried})"
 
 
-@fact("driver", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("driver", source="live", ask="the output of `nvidia-smi`")
 def driver(nvidia_query, pci_gpus=None) -> dict:
     """The NVIDIA driver: version, the CUDA version it supports, where that was read."""
     q = nvidia_query
@@ -406,7 +407,8 @@ def driver(nvidia_query, pci_gpus=None) -> dict:
     }
 
 
-@fact("gpus", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("gpus", source="live", ask="the output of `nvidia-smi`")
 def gpus(nvidia_query, driver) -> list[dict]:
     """Every GPU the driver reports (NVML order, ignoring CUDA_VISIBLE_DEVICES)."""
     if nvidia_query["nvml"]:
@@ -496,7 +498,8 @@ def parse_visible(value: str | None, gpus: list[dict], order: str | None = None)
     return Visible(tuple(selected), value, uses_indices=uses_indices)
 
 
-@fact("visible_gpus", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("visible_gpus", source="live", ask="the output of `nvidia-smi` and the value of CUDA_VISIBLE_DEVICES")
 def visible_gpus(gpus, env) -> list[dict]:
     """The GPUs CUDA_VISIBLE_DEVICES selects, in CUDA's order."""
     return list(parse_visible(env.get("CUDA_VISIBLE_DEVICES"), gpus, env.get("CUDA_DEVICE_ORDER")).selected)
@@ -550,7 +553,7 @@ def driver_present(driver=None, pci_gpus=None, container=None, nvidia_query=None
     return skip("no NVIDIA GPU on this machine" if pci_gpus is not None else "no NVIDIA driver found and the PCI bus is not readable")
 
 
-@check("nvidia.gpus", tags=("gpu",))
+@check("nvidia.gpus", tags=("gpu",), sources=("live", "pasted"))
 def gpu_list(gpus):
     """GPUs: name, compute capability, memory"""
     if not gpus:
@@ -725,7 +728,7 @@ def persistence(gpus):
     return ok("persistence mode not reported (typical inside containers and on some platforms)")
 
 
-@check("nvidia.fabric_manager", tags=("gpu",))
+@check("nvidia.fabric_manager", tags=("gpu",), sources=("live", "pasted"))
 def fabric_manager(gpus, fabric_state):
     """NVSwitch fabric is initialised (fabric manager running)"""
     # B15: on HGX/DGX NVSwitch systems CUDA fails with "Error 802: system not yet initialized"

@@ -45,7 +45,8 @@ def executable(interpreter) -> str:
     return interpreter.executable if interpreter else sys.executable
 
 
-@fact("dists", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("dists", source="live", ask="the output of `pip list` (or `conda list`) in the environment that fails")
 def dists(interpreter=None) -> dict:
     """{canonical name: {name, version, location, requires, installer, compiled}} for the first copy on
     sys.path of every installed distribution (what ``import`` would see), plus ``others``
@@ -134,7 +135,8 @@ def package_dir(name: str, interpreter=None) -> str:
     return list(spec.submodule_search_locations)[0]
 
 
-@fact("torch_build", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("torch_build", source="live", ask="the output of `python -m torch.utils.collect_env`")
 def torch_build(interpreter=None) -> dict:
     """torch's build as ``torch/version.py`` records it: version, cuda, hip, git_version."""
     pkg_dir = package_dir("torch", interpreter)

@@ -58,6 +58,17 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="the output of `pip list | grep -i -E 'torch|triton'` and the platform (OS, CPU architecture)",
     ),
     _S(
+        "triton.no_wheel",
+        r"No matching distribution found for (?P<dist>pytorch-triton|torchtriton|triton)\b",
+        "pip finds no {dist} wheel for this platform or Python version (Triton ships wheels only for some Pythons, "
+        "operating systems and CPU architectures)",
+        "triton_missing",
+        "compile.triton_available",
+        "Use a Python version and platform Triton publishes wheels for (Linux x86_64/aarch64, a Python torch supports), "
+        "or on Windows the triton-windows distribution; torch.compile(backend='aot_eager') works without Triton",
+        ask="the Python version, OS and CPU architecture (`python -VV`, `uname -m`)",
+    ),
+    _S(
         "triton.gpu_too_old",
         r"Found (?P<gpu>[^\n]+?) which is too old to be supported by the triton GPU compiler|GPUTooOldForTriton",
         "the GPU is older than Triton supports (compute capability below 7.0): torch.compile cannot generate GPU kernels for it",
@@ -234,8 +245,8 @@ SIGNATURES: tuple[Signature, ...] = (
     # --- driver and GPU --------------------------------------------------------------------
     _S(
         "torch.driver_too_old",
-        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)",
-        "the NVIDIA driver supports only CUDA {found} (as cuDriverGetVersion reports it) and this torch needs a newer CUDA",
+        r"The NVIDIA driver on your system is too old(?: \(found version (?P<found>\d+)\))?",
+        "the NVIDIA driver is older than the CUDA this torch (or the extension being built) needs",
         "driver_too_old_for_torch_cuda",
         "torch.driver_supports_cuda",
         "Upgrade the NVIDIA driver, or install a torch built for the driver's CUDA (e.g. pip install torch --index-url https://download.pytorch.org/whl/cu118)",
@@ -301,6 +312,16 @@ SIGNATURES: tuple[Signature, ...] = (
         "fabric_manager_not_ready",
         "nvidia.fabric_manager",
         "sudo systemctl enable --now nvidia-fabricmanager (its version must match the driver), then retry",
+    ),
+    _S(
+        "nvidia.fabric_in_progress",
+        r"Fabric\s*\n\s*State\s*:\s*In Progress",
+        "nvidia-smi -q shows the NVSwitch fabric still training (Fabric State: In Progress): CUDA fails with error 802 until it completes",
+        "fabric_manager_not_ready",
+        "nvidia.fabric_manager",
+        "Check nvidia-fabricmanager (systemctl status nvidia-fabricmanager; its version must match the driver) and wait for "
+        "Fabric State: Completed before starting CUDA work",
+        ask="the output of `systemctl status nvidia-fabricmanager` and of `nvidia-smi -q | grep -A2 Fabric` on the affected node",
     ),
     _S(
         "nvidia.forward_compat",

@@ -48,7 +48,8 @@ _PYTHON_KEYS = (
 )
 
 
-@fact("python_info", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("python_info", source="live", ask="the output of `python -m torch.utils.collect_env`")
 def python_info(interpreter=None) -> dict:
     other = examined(interpreter)
     if other is not None:  # --python: read by that interpreter
@@ -87,7 +88,7 @@ def parse_ldconfig(text: str) -> dict[str, list[str]]:
 LDCONFIG_CANDIDATES = ("/sbin/ldconfig", "/usr/sbin/ldconfig", "/sbin/ldconfig.real")
 
 
-@fact("ldconfig")
+@fact("ldconfig", ask="the output of `ldconfig -p | grep -E 'libcuda|libnvidia'`")
 def ldconfig() -> dict:
     # Triton runs /sbin/ldconfig by absolute path; distroless and NixOS have none.
     exe = next((p for p in LDCONFIG_CANDIDATES if os.access(p, os.X_OK)), None) or shutil.which("ldconfig")
@@ -168,7 +169,7 @@ def is_network_fs(mount: dict | None) -> bool:
     return fstype in NETWORK_FS or (fstype.startswith("fuse.") and fstype[5:] in NETWORK_FUSE)
 
 
-@fact("container")
+@fact("container", ask="whether this runs in a container, and how it was started")
 def container(env) -> dict:
     evidence = []
     kind = None
@@ -207,7 +208,8 @@ def python_version(python_info):
     return ok(f"Python {v}{extra} at {python_info['executable']}")
 
 
-@fact("os_release", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("os_release", source="live", ask="the output of `python -m torch.utils.collect_env`")
 def os_release() -> dict:
     import distro
 
@@ -266,7 +268,7 @@ def resources():
 SHM_WARN = 1 * GIB
 
 
-@fact("shm")
+@fact("shm", ask="the output of `df -h /dev/shm` (and the `docker run` options, in a container)")
 def shm() -> dict:
     try:
         st = os.statvfs("/dev/shm")

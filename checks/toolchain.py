@@ -75,13 +75,13 @@ def pick_compiler(env: Mapping[str, str], var: str, search: tuple[str, ...]) -> 
     return entry
 
 
-@fact("c_compiler")
+@fact("c_compiler", ask="the output of `gcc --version` (or `cc --version`) and the value of CC")
 def c_compiler(env) -> dict:
     """The C compiler Triton's launcher build would use: CC, else gcc, else clang."""
     return pick_compiler(env, "CC", ("gcc", "clang"))
 
 
-@fact("cxx_compiler")
+@fact("cxx_compiler", ask="the output of `g++ --version` and the value of CXX")
 def cxx_compiler(env) -> dict:
     """The C++ compiler CPU Inductor would use: CXX, else g++ (torch._inductor.config.cpp.cxx)."""
     return pick_compiler(env, "CXX", ("g++",))
@@ -114,7 +114,7 @@ def python_h(python_info, dists, os_release=None):
 # ---------------------------------------------------------------- nvcc vs torch's CUDA (B13)
 
 
-@fact("cuda_toolkit")
+@fact("cuda_toolkit", ask="the output of `nvcc --version`")
 def cuda_toolkit(env) -> dict:
     """The CUDA toolkit torch.utils.cpp_extension would build with, and its release."""
     home = env.get("CUDA_HOME") or env.get("CUDA_PATH")

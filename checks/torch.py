@@ -89,7 +89,8 @@ def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
     return out
 
 
-@fact("torch_runtime", source="live")  # a shared stack fact: envdoctor.Stack reads it
+# a shared stack fact: envdoctor.Stack reads it
+@fact("torch_runtime", source="live", ask="the output of `python -m torch.utils.collect_env`")
 def torch_runtime(probe, env, interpreter=None) -> dict:
     """What an imported torch reports (one import, in the probe worker, which runs the examined
     interpreter)."""
@@ -237,7 +238,7 @@ def importable(torch_runtime, torch_build=None, dists=None):
     return fail(first, hint=hint.format(v=version), details=details)
 
 
-@check("torch.build", tags=("build",))
+@check("torch.build", tags=("build",), sources=("live", "pasted"))
 def build(torch_build):
     """torch build: CUDA, ROCm or CPU"""
     v, kind = torch_build["version"], torch_build["kind"]
@@ -248,7 +249,7 @@ def build(torch_build):
     return ok(f"torch {v} ({kind.upper()} build)", details=dict(torch_build))
 
 
-@check("torch.cpu_build_on_gpu_machine", tags=("build", "gpu"))
+@check("torch.cpu_build_on_gpu_machine", tags=("build", "gpu"), sources=("live", "pasted"))
 def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None):
     """A CPU-only torch is not installed on a machine with NVIDIA GPUs"""
     # B5: "AssertionError: Torch not compiled with CUDA enabled"; is_available() is False with no warning.
@@ -266,7 +267,7 @@ def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None)
     return fail(f"CPU-only torch {torch_build['version']} on a machine with {count} NVIDIA GPU(s) ({', '.join(names)})", hint=hint)
 
 
-@check("torch.driver_supports_cuda", tags=("gpu",))
+@check("torch.driver_supports_cuda", tags=("gpu",), sources=("live", "pasted"))
 def driver_supports_cuda(torch_build, driver, python_info=None):
     """The NVIDIA driver is new enough for torch's CUDA"""
     # B1: "The NVIDIA driver on your system is too old (found version 12080)" / "CUDA driver
@@ -282,6 +283,14 @@ def driver_supports_cuda(torch_build, driver, python_info=None):
     details = {"torch_cuda": tcuda, "driver_cuda": dcuda, "driver": driver["version"], "forward_compat": forward}
     if verdict.level in ("too_old", "below_floor"):
         need = f"driver >= {verdict.needed_driver}" if verdict.needed_driver else "a newer driver"
+        if not compat.best_index_for_driver(dcuda):  # older than every current torch index: only the driver can move
+            oldest = compat.TORCH_INDEXES[-1]
+            return fail(
+                f"{subject}: {verdict.message}; CUDA fails with 'driver version is insufficient'",
+                hint=f"upgrade the NVIDIA driver to {need} (current torch builds need at least CUDA {oldest}, driver >= "
+                f"{compat.ga_driver(oldest) or oldest}); or install an old torch release built for CUDA <= {dcuda}",
+                details=details,
+            )
         return fail(
             f"{subject}: {verdict.message}; CUDA fails with 'driver version is insufficient'",
             hint=f"upgrade the NVIDIA driver to {need}, or install the torch build for your driver: {_index_hint(driver)}",
@@ -305,7 +314,7 @@ def _gpus_for_arch(visible_gpus, gpus, torch_runtime) -> list[dict]:
     return gs
 
 
-@check("torch.arch_support", tags=("gpu",))
+@check("torch.arch_support", tags=("gpu",), sources=("live", "pasted"))
 def arch_support(torch_build, torch_runtime, gpus, visible_gpus=None):
     """torch has kernels for each GPU's compute capability"""
     # B3: "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the
@@ -343,7 +352,7 @@ def _label(g: dict) -> str:
     return f"GPU {g.get('index')} ({g.get('name', '?')})"
 
 
-@check("torch.ptx_jit", tags=("gpu",))
+@check("torch.ptx_jit", tags=("gpu",), sources=("live", "pasted"))
 def ptx_jit(torch_build, torch_runtime, driver, gpus, visible_gpus=None):
     """GPUs served only by PTX have a driver that can JIT torch's PTX"""
     # B19: "the provided PTX was compiled with an unsupported toolchain" — minor-version
@@ -386,7 +395,7 @@ _CUDA_WARN_HINTS = (
 )
 
 
-@check("torch.cuda_available", tags=("gpu",))
+@check("torch.cuda_available", tags=("gpu",), sources=("live", "pasted"))
 def cuda_available(torch_build, torch_runtime, gpus, visible_gpus=None):
     """torch sees the GPUs the driver reports (as CUDA_VISIBLE_DEVICES selects)"""
     _cuda_build(torch_build)
@@ -424,7 +433,7 @@ def cuda_available(torch_build, torch_runtime, gpus, visible_gpus=None):
 _CUDA_PKG = re.compile(r"^(nvidia-|cuda-toolkit|cuda-bindings)")
 
 
-@check("torch.nvidia_wheel_pins", tags=("build",))
+@check("torch.nvidia_wheel_pins", tags=("build",), sources=("live", "pasted"))
 def nvidia_wheel_pins(dists, python_info=None):
     """The nvidia-* CUDA packages match torch's exact pins"""
     # B7: JAX/TF/vLLM install other nvidia-* versions into the same site-packages/nvidia tree:
@@ -610,7 +619,7 @@ def duplicate_installs(torch_spec, dists):
     return ok(f"one torch, at {torch_spec['dir']}")
 
 
-@check("torch.numpy_abi", tags=("build",))
+@check("torch.numpy_abi", tags=("build",), sources=("live", "pasted"))
 def numpy_abi(dists, python_info=None):
     """NumPy's major version suits torch and the installed packages"""
     # B10: "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash."

@@ -150,7 +150,7 @@ def read_triton_package(pkg_dir: str) -> dict:
     }
 
 
-@fact("triton_pkg")
+@fact("triton_pkg", ask="the output of `pip list | grep -i triton`")
 def triton_pkg(interpreter=None) -> dict:
     """Where ``import triton`` would load from, and what its files say; never imported."""
     return read_triton_package(package_dir("triton", interpreter))
@@ -224,7 +224,7 @@ def _pin_not_installed(torch: dict, pin: str, present: list[dict], install: str,
     )
 
 
-@check("triton.torch_pin", tags=("build",))
+@check("triton.torch_pin", tags=("build",), sources=("live", "pasted"))
 def torch_pin(dists, torch_build=None, triton_pkg=None, python_info=None):
     """Triton matches the version torch pins"""
     torch = dists.get("torch")
@@ -282,7 +282,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None, python_info=None):
     return ok(f"{dist['name']} {dist['version']} satisfies torch's pin {pin}", details=details)
 
 
-@check("triton.single_dist", tags=("build",))
+@check("triton.single_dist", tags=("build",), sources=("live", "pasted"))
 def single_dist(dists, python_info=None):
     """Only one distribution provides the triton package"""
     present = installed_tritons(dists)
@@ -420,7 +420,7 @@ def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest
     return Status.PASS, f"{what} {where} is writable", ""
 
 
-@fact("triton_cache")
+@fact("triton_cache", ask="the value of TRITON_CACHE_DIR and HOME, and who owns that directory")
 def triton_cache(env) -> dict:
     """Triton's cache directory resolved as its knobs do: TRITON_CACHE_DIR, else <TRITON_HOME or ~>/.triton/cache."""
     if env.get("TRITON_CACHE_DIR"):
@@ -807,11 +807,13 @@ def _ptxas_hint(bad: Sequence[Item], driver) -> str:
 # ---------------------------------------------------------------- GPU generation (A8)
 
 
-@check("triton.gpu_supported", tags=("gpu",))
+@check("triton.gpu_supported", tags=("gpu",), sources=("live", "pasted"))
 def gpu_supported(triton_pkg=None, torch_build=None, visible_gpus=None, gpus=None):
     """The GPUs are new enough for Triton (torch.compile's GPU backend)"""
     if torch_build and torch_build.get("kind") not in ("cuda", None):
         return skip(f"torch is a {torch_build['kind']} build; NVIDIA compute capability does not apply")
+    if torch_build and major_minor(str(torch_build.get("version") or "")) and major_minor(str(torch_build["version"])) < (2, 0):
+        return skip(f"torch {torch_build['version']} predates torch.compile (2.0), Triton's user here")
     gpu_list = _gpu_list(visible_gpus, gpus)
     if gpu_list is None:
         return skip(f"no NVIDIA GPU ({getattr(gpus, 'reason', '') or 'none found'})")

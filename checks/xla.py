@@ -73,7 +73,7 @@ def xla_pair_hint(torch_v: tuple[int, int], xla_v: tuple[int, int]) -> str:
     return f'pip install "torch~={t}.0" "torch_xla[tpu]~={t}.0"'
 
 
-@check("xla.torch_match", tags=("build",))
+@check("xla.torch_match", tags=("build",), sources=("live", "pasted"))
 def torch_match(torch_xla, dists):
     """torch_xla is built for this torch release"""
     torch = dists.get("torch")

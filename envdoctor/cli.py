@@ -14,6 +14,7 @@ from envdoctor.commands.bench import bench_cmd
 from envdoctor.commands.check import check_cmd, list_cmd
 from envdoctor.commands.diff import diff_cmd
 from envdoctor.commands.fleet import fleet_cmd
+from envdoctor.commands.triage import triage_cmd
 from envdoctor.core import signals
 from envdoctor.core.exitcode import ExitCode
 
@@ -24,7 +25,7 @@ def cli() -> None:
     """Will PyTorch, Triton, torch.compile and torch_xla work on this machine? If not, why?"""
 
 
-for _command in (check_cmd, list_cmd, diff_cmd, fleet_cmd, bench_cmd, baseline_cmd):
+for _command in (check_cmd, list_cmd, diff_cmd, fleet_cmd, bench_cmd, baseline_cmd, triage_cmd):
     cli.add_command(_command)
 
 

@@ -222,6 +222,7 @@ class CheckSpec:
     params: tuple[Param, ...]
     timeout: float | None = None
     source: str = "built-in"
+    sources: tuple[str, ...] = ("live",)  # the fact sources it can judge (triage runs only those with "pasted")
 
     @property
     def area(self) -> str:
@@ -235,41 +236,61 @@ class FactSpec:
     params: tuple[Param, ...]
     source: str = "built-in"  # who provides it: built-in or the plugin's name
     origin: str = "live"  # where its value comes from: live (this machine), pasted (triage text), baseline (an image-build file)
+    ask: str = ""  # what to ask a reporter for when a paste lacks this fact (triage)
 
 
 FACT_ORIGINS = ("live", "pasted", "baseline")
+CHECK_SOURCES = ("live", "pasted")
 
 
-def check(id: str, *, tags: Sequence[str] = (), timeout: float | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def check(
+    id: str, *, tags: Sequence[str] = (), timeout: float | None = None, sources: Sequence[str] = ("live",)
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a check. Its docstring's first line is its title.
 
     Tags used by the built-ins: ``build`` (meaningful without a GPU, e.g. in ``docker build``),
     ``gpu`` (needs a driver/GPU), ``smoke`` (runs real work in a probe), ``perf`` and
     ``distributed`` (opt-in, only when selected or with ``--profile full``).
+
+    ``sources`` names the fact sources the check can judge: ``live`` (this machine) and
+    ``pasted`` (facts read from a bug report by ``envdoctor triage``). Only checks that list
+    ``pasted`` run on a paste; every other check is reported there as "cannot be judged from
+    this paste" with what to ask for. Add ``pasted`` only when the check judges nothing a
+    paste cannot show (no file on disk, no process, no environment variable of the examiner).
     """
     if not id or " " in id or "." not in id:
         raise ValueError(f"check id must be dotted, like 'area.name': {id!r}")
+    srcs = tuple(sources)
+    if not srcs or any(s not in CHECK_SOURCES for s in srcs):
+        raise ValueError(f"check sources must be among {', '.join(CHECK_SOURCES)}: {sources!r}")
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         doc = (func.__doc__ or "").strip().splitlines()
         title = doc[0].strip() if doc else id
-        setattr(func, CHECK_ATTR, CheckSpec(id, func, title, tuple(tags), _params(func), timeout))
+        setattr(func, CHECK_ATTR, CheckSpec(id, func, title, tuple(tags), _params(func), timeout, sources=srcs))
         return func
 
     return deco
 
 
-def fact(name: str, *, source: str = "live") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def fact(name: str, *, source: str = "live", ask: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a fact provider. Its parameters name other facts it is derived from.
 
     ``source`` says where the value comes from: ``live`` (read on this machine), ``pasted``
     (parsed from text a user pasted) or ``baseline`` (read from an image-build baseline file);
-    the typed stack (:func:`envdoctor.from_facts`) carries it, so live-only checks can tell."""
+    the typed stack (:func:`envdoctor.from_facts`) carries it, so live-only checks can tell.
+
+    A ``source="pasted"`` provider adapts the facts read from a paste before checks judge them
+    (``envdoctor triage``): it takes the special parameter ``pasted`` (the dict of facts read
+    from the paste) and returns the fact in its live shape, or raises :class:`Unavailable`.
+
+    ``ask`` says what to ask a reporter for when a paste does not show this fact, e.g.
+    ``"the output of `nvidia-smi`"``."""
     if source not in FACT_ORIGINS:
         raise ValueError(f"fact source must be one of {', '.join(FACT_ORIGINS)}: {source!r}")
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func), origin=source))
+        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func), origin=source, ask=ask))
         return func
 
     return deco

@@ -15,6 +15,7 @@ import importlib
 import importlib.metadata as md
 import importlib.util
 import pkgutil
+import re
 import signal
 import sys
 import threading
@@ -25,12 +26,15 @@ from types import ModuleType
 
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
+from envdoctor.core.signatures import Signature
+from envdoctor.core.signatures import validate as validate_signatures
 
 GROUP = "envdoctor.checks"
 SELF = "envdoctor"
 
-# Facts the engine supplies itself (see core.session); any other parameter must name a provider.
-SPECIALS = ("probe", "options", "env", "interpreter")
+# Facts the engine supplies itself (see core.session; ``pasted`` only to the adapters of
+# ``envdoctor triage``, core.triage); any other parameter must name a provider.
+SPECIALS = ("probe", "options", "env", "interpreter", "pasted")
 
 
 @dataclass
@@ -39,8 +43,11 @@ class Registry:
     facts: dict[str, FactSpec] = field(default_factory=dict)
     problems: list[CheckOutcome] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)  # extra sys.path entries for probe children
+    pasted_facts: dict[str, FactSpec] = field(default_factory=dict)  # adapters of pasted facts (triage)
+    signatures: list[Signature] = field(default_factory=list)  # the error-signature catalog, built-ins first
 
     def add_module(self, module: ModuleType, source: str) -> None:
+        self._add_signatures(module, source)
         seen = {c.id: c for c in self.checks}
         for name in sorted(vars(module)):
             obj = getattr(module, name, None)
@@ -61,6 +68,9 @@ class Registry:
                 seen[spec.id] = spec
                 self.checks.append(spec)
             fspec = getattr(obj, FACT_ATTR, None)
+            if isinstance(fspec, FactSpec) and fspec.origin == "pasted":
+                self.pasted_facts.setdefault(fspec.name, replace(fspec, source=source))
+                continue
             if isinstance(fspec, FactSpec):
                 taken = self.facts.get(fspec.name)
                 if taken is not None:
@@ -73,6 +83,34 @@ class Registry:
                     )
                     continue
                 self.facts[fspec.name] = replace(fspec, source=source)
+
+    def _add_signatures(self, module: ModuleType, source: str) -> None:
+        """A module-level ``SIGNATURES`` tuple extends the catalog; a broken one is an error row
+        (its valid signatures are kept, a duplicate id keeps the first)."""
+        sigs = vars(module).get("SIGNATURES")
+        if sigs is None:
+            return
+        if isinstance(sigs, (str, bytes)) or not hasattr(sigs, "__iter__"):
+            sigs = [sigs]
+        # A module that imports another's catalog (``from .signatures import SIGNATURES``) re-exports
+        # the same entries: not duplicates.
+        sigs = [s for s in sigs if not (isinstance(s, Signature) and s in self.signatures)]
+        if not sigs:
+            return
+        taken = {s.id for s in self.signatures}
+        problems = validate_signatures([*self.signatures, *sigs])[len(validate_signatures(self.signatures)) :]
+        for sig in sigs:
+            if isinstance(sig, Signature) and sig.id not in taken and not _bad_pattern(sig):
+                taken.add(sig.id)
+                self.signatures.append(replace(sig, source=source) if sig.source == "built-in" and source != "built-in" else sig)
+        if problems:
+            self.problem(
+                f"plugin.signatures.{module.__name__.rsplit('.', 1)[-1]}",
+                f"error signatures of {module.__name__}",
+                f"{module.__name__} from {source}: " + "; ".join(problems[:5]),
+                "Fix the module's SIGNATURES: each entry an envdoctor.Signature with a unique id and a valid pattern.",
+                source,
+            )
 
     def problem(self, id: str, title: str, message: str, hint: str, source: str) -> None:
         self.problems.append(CheckOutcome(id=id, title=title, status=Status.ERROR, message=message, hint=hint, source=source))
@@ -89,7 +127,7 @@ class Registry:
             else:
                 keep.append(c)
         self.checks = keep
-        for f in sorted(self.facts.values(), key=lambda f: f.name):
+        for f in sorted([*self.facts.values(), *self.pasted_facts.values()], key=lambda f: (f.name, f.origin)):
             unknown = [p.name for p in f.params if p.name not in known]
             if unknown:
                 self.problem(
@@ -116,6 +154,14 @@ class Registry:
                 source=label,
             )
         )
+
+
+def _bad_pattern(sig: Signature) -> bool:
+    try:
+        sig.regex  # noqa: B018 - compiling is the test
+    except re.error:
+        return True
+    return False
 
 
 _UNKNOWN_HINT = "Fix the parameter name: each parameter names a fact (see the README's plugin section), or `probe`, `options`, `env`."

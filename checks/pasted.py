@@ -1,0 +1,77 @@
+"""Pasted facts, adapted before the checks judge them (``envdoctor triage``).
+
+A paste shows less than a live run: collect_env prints no driver CUDA version, nvidia-smi no
+compute capability, and few pastes show torch's arch list. A live run fills the first from the
+driver branch table too; the other two come from the offline release tables here, and each
+filled value says where it came from (``*_source``), so a verdict built on it can be read with
+that in mind. Everything else passes through as the readers produced it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from envdoctor import Unavailable, fact
+from envdoctor_checks import _cuda_compat as compat
+from envdoctor_checks import _release_data as rd
+
+TABLE = "release table"
+
+
+def _get(pasted: dict, name: str):
+    value = pasted.get(name)
+    if value is None:
+        raise Unavailable(f"not in the paste (ask for {ASKS[name]})")
+    return copy.deepcopy(value)
+
+
+ASKS = {
+    "driver": "the output of `nvidia-smi`",
+    "gpus": "the output of `nvidia-smi`",
+    "visible_gpus": "the output of `nvidia-smi` and the value of CUDA_VISIBLE_DEVICES",
+    "torch_runtime": "the output of `python -m torch.utils.collect_env`",
+}
+
+
+@fact("driver", source="pasted")
+def pasted_driver(pasted) -> dict:
+    """The driver's CUDA version from the branch table when the paste does not state it (as a live run does)."""
+    d = _get(pasted, "driver")
+    if not d.get("cuda_version") and d.get("version"):
+        cuda = compat.cuda_for_branch(str(d["version"]))
+        if cuda:
+            d["cuda_version"], d["cuda_version_source"] = cuda, "driver branch table"
+    return d
+
+
+def _with_cc(gpus: list) -> list:
+    for g in gpus:
+        if isinstance(g, dict) and not g.get("cc"):
+            cc = rd.compute_capability(g.get("name"))
+            if cc:
+                g["cc"], g["cc_source"] = f"{cc[0]}.{cc[1]}", TABLE
+    return gpus
+
+
+@fact("gpus", source="pasted")
+def pasted_gpus(pasted) -> list:
+    """Each GPU's compute capability from its name when the paste does not state it."""
+    return _with_cc(_get(pasted, "gpus"))
+
+
+@fact("visible_gpus", source="pasted")
+def pasted_visible_gpus(pasted) -> list:
+    return _with_cc(_get(pasted, "visible_gpus"))
+
+
+@fact("torch_runtime", source="pasted")
+def pasted_torch_runtime(pasted) -> dict:
+    """torch's arch list from the release table when the paste does not show it. The device
+    count of a paste is the GPU list's length when CUDA is available (the readers assume it)."""
+    rt = _get(pasted, "torch_runtime")
+    tb = pasted.get("torch_build") or {}
+    if not rt.get("arch_list") and tb.get("kind") == "cuda":
+        flags = rd.arch_flags(tb.get("version"), tb.get("cuda"))
+        if flags:
+            rt["arch_list"], rt["arch_list_source"] = list(flags), TABLE
+    return rt

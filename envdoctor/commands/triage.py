@@ -1,0 +1,90 @@
+"""``envdoctor triage FILE``: the likely cause of a bug report from its pasted text.
+
+Thin: read the input (a file or ``-``), read the paste (``envdoctor.sources``), judge it
+(``envdoctor.core.triage``), render it (``envdoctor.reporters.triage``). Never imports torch.
+Exit codes: 0 no environment problem found (or nothing recognisable), 1 a cause found,
+2 the input cannot be read (missing, a directory, binary, empty).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from envdoctor.commands.output import emit, writable_target, write
+from envdoctor.core.exitcode import ExitCode
+
+MAX_BYTES = 16 * 1024 * 1024
+
+
+class InputError(Exception):
+    pass
+
+
+def _read_bytes(path: str) -> bytes:
+    if path == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise InputError("cannot read standard input")
+        return stream.read(MAX_BYTES + 1)
+    if os.path.isdir(path):
+        raise InputError(f"{path} is a directory; give the file holding the paste")
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_BYTES + 1)
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def decode(data: bytes, name: str) -> str:
+    """Text from the bytes of a paste: UTF-8 (or UTF-16 with its BOM, as Windows tools write),
+    undecodable bytes replaced. Binary data (NUL bytes, mostly control bytes) is refused."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", "replace")
+    head = data[:65536]
+    control = sum(1 for b in head if b < 9 or 13 < b < 32)
+    if b"\x00" in head or (head and control / len(head) > 0.1):
+        raise InputError(f"{name} looks binary, not text pasted from a terminal or an issue")
+    text = data.decode("utf-8-sig", "replace")
+    if not text.strip():
+        raise InputError(f"{name} is empty: paste the issue body, collect_env or nvidia-smi output, or the error")
+    return text
+
+
+def read_input(path: str) -> str:
+    name = "standard input" if path == "-" else path
+    return decode(_read_bytes(path), name)
+
+
+@click.command("triage")
+@click.argument("file", metavar="FILE")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the answer to FILE instead of stdout.")
+@click.option("--checks-path", multiple=True, type=click.Path(), help="Also load checks and signatures from *.py in this directory.")
+def triage_cmd(file, fmt, output, checks_path) -> None:
+    """The likely cause of a bug report: FILE (or - for standard input) holds a pasted issue body
+    or any part of it (collect_env, nvidia-smi, pip list, a traceback). Exit 1 when a cause is found."""
+    from envdoctor.core.registry import discover
+    from envdoctor.core.triage import triage
+    from envdoctor.reporters.triage import render
+    from envdoctor.sources import read_paste
+
+    if output:
+        writable_target(output)
+    try:
+        text = read_input(file)
+    except InputError as e:
+        click.echo(f"envdoctor triage: {e}", err=True)
+        raise SystemExit(ExitCode.USAGE) from None
+    result = triage(discover(tuple(checks_path)), read_paste(text), text)
+    answer = render(result, fmt, "standard input" if file == "-" else os.path.basename(file))
+    if output:
+        write(output, answer)
+    else:
+        problem = emit(answer)
+        if problem:
+            click.echo(f"envdoctor triage: {problem}", err=True)
+            raise SystemExit(ExitCode.USAGE)
+    raise SystemExit(ExitCode.FAILED if result.found else ExitCode.OK)

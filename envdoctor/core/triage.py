@@ -1,0 +1,260 @@
+"""Triage: the static checks and the error-signature catalog run on facts read from a paste.
+
+The engine knows nothing of particular checks. It runs only the checks that declare they can
+judge pasted facts (``@check(..., sources=("live", "pasted"))``); every other check is listed as
+"cannot be judged from this paste" with what to ask for. Facts enter as the readers produced
+them (``envdoctor.sources.read_paste``), through the ``source="pasted"`` adapters the checks
+ship (they fill what a paste leaves out from offline tables); a fact the paste lacks is
+unavailable with its ``ask`` text; ``probe``, ``env`` and ``options`` do not exist for a paste.
+
+Causes are ranked: a signature found in the error text *and* a failing check that judges the
+same cause come first, then a signature with a warning check, a signature alone, a failing
+check alone, a warning alone. The first cause is the answer; the rest are listed after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envdoctor.core.api import CheckSpec, Fix, Status, Unavailable
+from envdoctor.core.facts import FactStore
+from envdoctor.core.registry import SPECIALS, Registry
+from envdoctor.core.report import CheckOutcome
+from envdoctor.core.runner import evaluate
+from envdoctor.core.signatures import Finding, Signature, find
+
+MAX_SEARCH = 2 * 1024 * 1024  # the signature search reads the head and tail of a huge paste
+LIVE_ASK = "the output of `envdoctor check` run on the affected machine"
+NO_LIVE = {
+    "probe": "a paste has no live torch to probe",
+    "env": "a paste has no live environment (only the variables it shows)",
+    "options": "a paste has no run options",
+}
+
+# rank of a cause: higher first
+CORROBORATED, SIGNATURE_WARN, SIGNATURE, SIGNATURE_CONTRADICTED, CHECK_FAIL, CHECK_WARN = 60, 50, 40, 30, 20, 10
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """A check that cannot be judged from this paste, and what would let it be."""
+
+    id: str
+    title: str
+    ask: str
+    why: str  # "live only" or the missing fact's reason
+
+
+@dataclass(frozen=True)
+class Cause:
+    cause_id: str  # the catalog's category (e.g. driver_too_old_for_torch_cuda) or the check id
+    summary: str
+    check: str  # the check that judges it
+    status: str  # the check's verdict on the pasted facts: fail, warn, pass, skip, or "" (not judged)
+    rank: int
+    basis: str  # what shows it: "error text and check", "error text", "check"
+    evidence: tuple[str, ...] = ()
+    fix: str = ""
+    fixes: tuple[Fix, ...] = ()
+    ask: str = ""
+    signature: str = ""  # the signature id, when an error text shows it
+    incidental: bool = False  # a check's finding beside an error text it does not explain
+
+    @property
+    def confidence(self) -> str:
+        """high: an error text and a check agree; medium: either alone; low: a warning, or a
+        failing check beside an error in the paste that no signature explains (the error may
+        have another cause: a code bug, a deliberate CPU-only setup)."""
+        if self.rank >= SIGNATURE_WARN:
+            return "high"
+        if self.rank >= CHECK_FAIL and not self.incidental:
+            return "medium"
+        return "low"
+
+    @property
+    def is_problem(self) -> bool:
+        """A cause worth exit 1: an error text shows it, or a check fails on the pasted facts."""
+        return self.rank >= CHECK_FAIL
+
+
+@dataclass
+class Triage:
+    kinds: tuple[str, ...]
+    causes: list[Cause] = field(default_factory=list)
+    rows: list[CheckOutcome] = field(default_factory=list)  # the checks judged on the paste
+    unjudged: list[Unjudged] = field(default_factory=list)
+    asks: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
+    seen: dict[str, str] = field(default_factory=dict)  # what the paste shows, one line per fact
+    problems: list[CheckOutcome] = field(default_factory=list)  # plugin load problems
+
+    @property
+    def found(self) -> bool:
+        return any(c.is_problem for c in self.causes)
+
+
+def _store(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str]) -> FactStore:
+    given: dict[str, Any] = {name: Unavailable(why) for name, why in NO_LIVE.items()}
+    given["pasted"] = dict(facts)
+    for name, spec in reg.facts.items():
+        if name in reg.pasted_facts:
+            continue  # its adapter reads it from ``pasted``
+        if name in facts:
+            given[name] = facts[name]
+        elif name in unavailable:
+            given[name] = Unavailable(f"the pasted report says: {unavailable[name]}")
+        else:
+            given[name] = Unavailable(f"not in the paste ({_ask_of(spec.ask)})")
+    for name, value in facts.items():  # a pasted fact no plugin provides still reaches the checks
+        if name not in given and name not in reg.pasted_facts:
+            given[name] = value
+    return FactStore(reg.pasted_facts, given)
+
+
+def _ask_of(ask: str) -> str:
+    return f"ask for {ask}" if ask else "a live run shows it"
+
+
+def _missing_asks(spec: CheckSpec, reg: Registry, store: FactStore) -> list[str]:
+    asks = []
+    for p in spec.params:
+        if p.optional or p.name in SPECIALS:
+            continue
+        if not store.outcome(p.name).available:
+            f = reg.facts.get(p.name) or reg.pasted_facts.get(p.name)
+            asks.append(f.ask if f and f.ask else LIVE_ASK)
+    return asks
+
+
+def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str] | None = None) -> tuple[list, list, list]:
+    """Run the pasted-capable checks on ``facts``: (rows, unjudged, asks of skipped checks)."""
+    store = _store(reg, facts, unavailable or {})
+    rows, unjudged, asks = [], [], []
+    for spec in reg.checks:
+        if "pasted" not in spec.sources:
+            missing = _missing_asks(spec, reg, store)
+            live = any(p.name in ("probe", "env") and not p.optional for p in spec.params)
+            ask = missing[0] if missing and not live else LIVE_ASK
+            unjudged.append(Unjudged(spec.id, spec.title, ask, "needs the live machine"))
+            continue
+        row = evaluate(spec, store)
+        rows.append(row)
+        if row.status is Status.SKIP:
+            missing = _missing_asks(spec, reg, store)
+            if len(missing) == 1:  # one fact away from a verdict: worth asking for
+                asks.extend(missing)
+    return rows, unjudged, asks
+
+
+def _search_text(text: str) -> str:
+    if len(text) <= MAX_SEARCH:
+        return text
+    return text[: MAX_SEARCH // 2] + "\n" + text[-MAX_SEARCH // 2 :]
+
+
+def _check_causes(signatures: Sequence[Signature]) -> dict[str, str]:
+    """check id -> the catalog's cause category (the first signature naming that check)."""
+    out: dict[str, str] = {}
+    for s in signatures:
+        out.setdefault(s.check, s.cause_id)
+    return out
+
+
+def _row_evidence(row: CheckOutcome, spec: CheckSpec | None, evidence: Mapping[str, str]) -> tuple[str, ...]:
+    names = [p.name for p in spec.params] if spec else []
+    lines = [v for k, v in evidence.items() if k.split(".", 1)[0] in names]
+    return tuple(dict.fromkeys(lines))[:6]
+
+
+def _finding_cause(f: Finding, row: CheckOutcome | None, evidence: Mapping[str, str], spec: CheckSpec | None) -> Cause:
+    status = row.status.value if row else ""
+    rank = {"fail": CORROBORATED, "warn": SIGNATURE_WARN, "pass": SIGNATURE_CONTRADICTED}.get(status, SIGNATURE)
+    basis = "error text and check" if status in ("fail", "warn") else "error text"
+    lines = (f.evidence,) + (_row_evidence(row, spec, evidence) if row and status in ("fail", "warn") else ())
+    fix = f.fix
+    if row and status in ("fail", "warn") and row.hint:
+        fix = f"{row.hint}" if row.fixes else f"{f.fix}\n{row.hint}"
+    summary = f.cause + (f" — confirmed by the pasted facts: {row.message}" if status in ("fail", "warn") else "")
+    if status == "pass":
+        summary += f" (but {row.id} passes on the pasted facts: {row.message})"
+    return Cause(
+        f.signature.cause_id, summary, f.signature.check, status, rank, basis, tuple(dict.fromkeys(lines)),
+        fix, row.fixes if row and status in ("fail", "warn") else (), f.signature.ask, f.signature.id,
+    )  # fmt: skip
+
+
+def rank_causes(
+    findings: Sequence[Finding], rows: Sequence[CheckOutcome], reg: Registry, evidence: Mapping[str, str], errors: Sequence[str] = ()
+) -> list[Cause]:
+    by_id = {r.id: r for r in rows}
+    specs = {s.id: s for s in reg.checks}
+    causes: list[Cause] = []
+    used_checks: set[str] = set()
+    seen_causes: set[str] = set()
+    quoted: set[str] = set()
+    for f in findings:
+        # catalog order is specific first: a generic signature on a line a specific one explained adds nothing
+        if f.signature.cause_id in seen_causes or f.evidence in quoted:
+            continue
+        seen_causes.add(f.signature.cause_id)
+        quoted.add(f.evidence)
+        row = by_id.get(f.signature.check)
+        causes.append(_finding_cause(f, row, evidence, specs.get(f.signature.check)))
+        used_checks.add(f.signature.check)
+    categories = _check_causes(reg.signatures)
+    for r in rows:
+        if r.id in used_checks or r.status not in (Status.FAIL, Status.WARN):
+            continue
+        cause_id = categories.get(r.id, r.id)
+        if cause_id in seen_causes:
+            continue
+        seen_causes.add(cause_id)
+        # a check whose failure is a known root cause (the catalog names it) before a symptom
+        # check (torch.cuda_available is False: why?)
+        rank = (CHECK_FAIL if r.status is Status.FAIL else CHECK_WARN) + (2 if r.id in categories else 0)
+        lines = _row_evidence(r, specs.get(r.id), evidence)
+        incidental = bool(errors) and not findings
+        causes.append(Cause(cause_id, r.message, r.id, r.status.value, rank, "check", lines, r.hint, r.fixes, incidental=incidental))
+    order = {id(c): i for i, c in enumerate(causes)}
+    causes.sort(key=lambda c: (-c.rank, order[id(c)]))
+    return causes
+
+
+def _asks(missing: Sequence[str], causes: Sequence[Cause], check_asks: Sequence[str], unjudged: Sequence[Unjudged]) -> list[str]:
+    """Most useful first: what the top cause needs, what the readers saw missing, what the
+    skipped checks need, then the live run for everything a paste cannot show."""
+    out = [causes[0].ask] if causes and causes[0].ask else []
+    out += list(missing) + list(check_asks)
+    if unjudged:  # each one's own ask is in the JSON answer; one line covers them here
+        out.append(LIVE_ASK)
+    seen: set[str] = set()
+    keep = []
+    for a in out:
+        key = _ask_key(a)
+        if a and key not in seen:
+            seen.add(key)
+            keep.append(a)
+    return keep
+
+
+_TOOLS = re.compile(r"nvidia-smi -q|nvidia-smi|collect_env|pip list|conda list|nvcc|ldconfig|envdoctor check|/dev/shm")
+
+
+def _ask_key(ask: str) -> str:
+    """Two asks for the same tool's output are one ask ("nvidia-smi output (driver and GPUs)"
+    from the readers, "the output of `nvidia-smi`" from a fact)."""
+    m = _TOOLS.search(ask)
+    return m.group(0) if m else ask
+
+
+def triage(reg: Registry, paste: Any, text: str) -> Triage:
+    """Judge ``paste`` (an ``envdoctor.sources.Paste`` read from ``text``)."""
+    rows, unjudged, check_asks = judge(reg, paste.facts, paste.unavailable)
+    findings = find(_search_text(text), reg.signatures)
+    causes = rank_causes(findings, rows, reg, paste.evidence, paste.errors)
+    asks = _asks(paste.missing, causes, check_asks, unjudged)
+    seen = {k: v for k, v in paste.evidence.items()}
+    return Triage(paste.kinds, causes, rows, unjudged, asks, paste.notes, seen, list(reg.problems))
