@@ -16,21 +16,30 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.metadata as md
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 
-from packaging.markers import InvalidMarker
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip, worst
+from envdoctor import (
+    BaselineError,
+    Item,
+    Status,
+    Unavailable,
+    check,
+    fact,
+    fail,
+    load_baseline,
+    load_lock,
+    ok,
+    skip,
+    worst,
+)
 from envdoctor_checks.packages import dist_path
 
 # The distributions whose files are digested: the ones a stray install breaks silently.
 _GUARDED = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|nvidia-[\w-]+)$")
-BASELINE_SCHEMA = "envdoctor-baseline/1"
 MAX_NAMED = 5
 
 
@@ -92,49 +101,16 @@ def dist_files(interpreter=None) -> dict:
     return out
 
 
-@fact("baseline")
+@fact("baseline", source="baseline")
 def baseline(options) -> dict:
     """The baseline file named by ``--baseline`` (facts recorded at image build)."""
     path = (options or {}).get("baseline")
     if not path:
         raise Unavailable("no baseline given (envdoctor check --baseline FILE)")
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as e:
-        raise Unavailable(f"cannot read the baseline {path}: {getattr(e, 'strerror', None) or e}") from e
-    if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA or not isinstance(data.get("facts"), dict):
-        raise Unavailable(f"{path} is not an envdoctor baseline (make one with `envdoctor baseline FILE`)")
-    return data
-
-
-def parse_requirements(text: str, origin: str) -> dict[str, str]:
-    """{canonical name: exact version} from ``name==version`` lines; options, URLs and
-    editable lines are skipped; markers that do not apply here drop the line."""
-    pins: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith(("#", "-", "git+", "http:", "https:", "file:")):
-            continue
-        line = line.rstrip("\\").strip()
-        try:
-            req = Requirement(line)
-        except (InvalidRequirement, InvalidMarker):
-            continue
-        if req.marker is not None and not req.marker.evaluate():
-            continue
-        exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
-        if exact:
-            pins[canonicalize_name(req.name)] = exact[0]
-    return pins
-
-
-def parse_pylock(text: str) -> dict[str, str]:
-    """{canonical name: version} from a pylock.toml (PEP 751) ``[[packages]]`` table."""
-    import tomllib  # Python >= 3.11; on 3.10 the tomli fallback
-
-    data = tomllib.loads(text)
-    return {canonicalize_name(p["name"]): str(p["version"]) for p in data.get("packages", []) if p.get("name") and p.get("version")}
+        return load_baseline(path).as_fact()
+    except BaselineError as e:
+        raise Unavailable(str(e)) from None
 
 
 @fact("lock")
@@ -144,17 +120,9 @@ def lock(options) -> dict:
     if not path:
         raise Unavailable("no lock file given (envdoctor check --lock FILE)")
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise Unavailable(f"cannot read the lock file {path}: {getattr(e, 'strerror', None) or e}") from e
-    try:
-        pins = parse_pylock(text) if path.endswith(".toml") else parse_requirements(text, path)
-    except (ValueError, KeyError, TypeError) as e:
-        raise Unavailable(f"{path} is not a pylock.toml: {e}") from e
-    if not pins:
-        raise Unavailable(f"{path} pins nothing with == (a lock file lists name==version lines)")
-    return {"path": path, "pins": pins}
+        return load_lock(path)
+    except BaselineError as e:
+        raise Unavailable(str(e)) from None
 
 
 # ---- judging -------------------------------------------------------------------------------

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tempfile
 
-from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip
+from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, parse_as_user, skip
 from envdoctor import run_command as run
 from envdoctor_checks.triton import probe_dir
 
@@ -42,17 +41,19 @@ FIXES = {
 }
 
 
-def parse_user(text: str) -> tuple[int, int]:
-    """``"1000680000"`` or ``"1000:0"`` -> (uid, gid); the gid defaults to 0 (OpenShift's root group)."""
-    m = re.fullmatch(r"\s*(\d+)(?::(\d+))?\s*", text or "")
-    if not m:
-        raise ValueError(f"--as-user wants UID or UID:GID (numbers), got {text!r}")
-    return int(m.group(1)), int(m.group(2) or 0)
+parse_user = parse_as_user  # "UID" or "UID:GID" -> (uid, gid); the gid defaults to 0 (OpenShift's root group)
 
 
 def runtime_env(env, uid: int) -> dict:
-    """The environment a container runtime gives a UID without a passwd entry."""
-    out = {k: v for k, v in env.items() if k not in ("USER", "LOGNAME", "HOME", "XDG_CACHE_HOME")}
+    """The environment a container runtime gives a UID without a passwd entry: HOME=/, no
+    USER/LOGNAME. An XDG_CACHE_HOME under the build user's home goes with it; one set
+    elsewhere (``ENV XDG_CACHE_HOME=/tmp/.cache`` in the Dockerfile, the fix this check
+    suggests) is the image's and stays."""
+    home = env.get("HOME") or ""
+    cache = env.get("XDG_CACHE_HOME") or ""
+    own_cache = bool(home) and home != "/" and (cache == home or cache.startswith(home.rstrip("/") + "/"))
+    drop = {"USER", "LOGNAME", "HOME", *(("XDG_CACHE_HOME",) if own_cache else ())}
+    out = {k: v for k, v in env.items() if k not in drop}
     out["HOME"] = "/"
     return out
 

@@ -20,6 +20,9 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   ``SIGNATURES`` tuple in a plugin module extends the catalog
 - the stack, typed, from any source's facts (live, pasted, baseline): :func:`from_facts`,
   :class:`Stack` and its parts, :data:`TRITON_DISTS`, :func:`decode_cudnn`
+- the ``baseline`` fact source (conformance to what an image was built with):
+  :func:`load_baseline`, :func:`write_baseline`, :class:`Baseline`, :data:`BASELINE_SCHEMA`,
+  :func:`load_lock`, :class:`BaselineError`; ``--as-user`` specs: :func:`parse_as_user`
 - launchers (distributed checks): :func:`detect_launch`, :class:`Launch`,
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
@@ -49,6 +52,7 @@ from envdoctor.core.api import (
     warn,
     worst,
 )
+from envdoctor.core.inputs import parse_as_user
 from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
 from envdoctor.core.probe import ProbeClient, explain_output
 from envdoctor.core.redact import REDACTED, is_secret_key
@@ -71,13 +75,18 @@ from envdoctor.core.subproc import Completed, describe_signal, last_line
 from envdoctor.core.subproc import run as run_command
 from envdoctor.core.version import __version__
 from envdoctor.modes.distributed import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
+from envdoctor.sources.baseline import SCHEMA as BASELINE_SCHEMA
+from envdoctor.sources.baseline import Baseline, BaselineError, load_baseline, load_lock, write_baseline
 
 __all__ = [
+    "BASELINE_SCHEMA",
     "DEFAULT_RANK_TIMEOUT",
     "LAUNCHER_NAMES",
     "NOT_LAUNCHED",
     "REDACTED",
     "TRITON_DISTS",
+    "Baseline",
+    "BaselineError",
     "Completed",
     "Distribution",
     "Driver",
@@ -114,10 +123,14 @@ __all__ = [
     "from_facts",
     "is_secret_key",
     "last_line",
+    "load_baseline",
+    "load_lock",
     "ok",
+    "parse_as_user",
     "pip_fix",
     "run_command",
     "skip",
     "warn",
     "worst",
+    "write_baseline",
 ]

@@ -8,17 +8,14 @@ plugin's baseline check records what it needs too.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
 
 import click
 
 from envdoctor import __version__
-from envdoctor.commands.output import writable_target, write
+from envdoctor.commands.output import writable_target
 from envdoctor.core.exitcode import ExitCode
 
-SCHEMA = "envdoctor-baseline/1"
 TAG = "baseline"
 # Facts a baseline never records: the baseline and lock files themselves and the engine's inputs.
 NOT_RECORDED = frozenset({"baseline", "lock", "options", "env", "probe"})
@@ -55,20 +52,17 @@ def gather(registry, env) -> tuple[dict, dict]:
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules from DIR.")
 def baseline_cmd(file, checks_path) -> None:
     """Record this environment into FILE, for `envdoctor check --baseline FILE` later."""
-    from envdoctor.core.redact import scrub_data
     from envdoctor.core.registry import discover
+    from envdoctor.sources.baseline import write_baseline
 
     writable_target(file)
     reg = discover(tuple(checks_path))
     facts, missing = gather(reg, dict(os.environ))
-    data = {
-        "schema": SCHEMA,
-        "tool_version": __version__,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "facts": facts,
-        "not_recorded": missing,
-    }
-    write(file, json.dumps(scrub_data(data), indent=1, sort_keys=True, default=str) + "\n")
+    try:
+        write_baseline(file, facts, missing, __version__)
+    except OSError as e:
+        click.echo(f"envdoctor: cannot write {file}: {e.strerror or e}", err=True)
+        raise SystemExit(ExitCode.USAGE) from None
     dists = facts.get("dists") or {}
     files = facts.get("dist_files") or {}
     click.echo(

@@ -62,6 +62,20 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
     metavar="PATH",
     help="Examine this interpreter's environment (a venv's bin/python, an image's python) instead of envdoctor's own.",
 )
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Compare with a baseline recorded by `envdoctor baseline FILE` (versions, torch/Triton/nvidia-* files, interpreter).",
+)
+@click.option(
+    "--lock", type=click.Path(dir_okay=False), metavar="FILE", help="Compare with the == pins of a requirements.txt or pylock.toml."
+)
+@click.option(
+    "--as-user",
+    metavar="UID[:GID]",
+    help="As root: rehearse the runtime user (no passwd entry, HOME=/): caches, compilers, a compile (docker/README.md).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print one line; the exit code carries the verdict (health checks).")
 @click.option("--redact", is_flag=True, help="Also hide host, user, home paths, IP addresses and GPU UUIDs/serials (public reports).")
 @click.option(
@@ -116,7 +130,7 @@ def explain_launcher_exit(launch, code: ExitCode) -> None:
 
 def make_plan(**o):
     """The CLI's options, the config file and the profile, resolved once into the run plan."""
-    from envdoctor.core import config, plan
+    from envdoctor.core import config, inputs, plan
     from envdoctor.core.outputs import Output
     from envdoctor.core.registry import discover
     from envdoctor.core.selection import split_patterns
@@ -138,6 +152,11 @@ def make_plan(**o):
         if p
     ]
     conf = config.load(o["config_file"], o["expects"])
+    try:
+        labels = tuple(f"--{k}" if o[k] else f"{conf.path}: {k}" for k in ("baseline", "lock"))
+        run_inputs = inputs.validate(o["baseline"] or conf.baseline, o["lock"] or conf.lock, o["as_user"], labels=labels)
+    except ValueError as e:
+        raise plan.PlanError(str(e)) from None
     return plan.build(
         discover(tuple(o["checks_path"])),
         conf.expectations,
@@ -149,6 +168,7 @@ def make_plan(**o):
         timeout=o["timeout"],
         rank_timeout=o["rank_timeout"],
         config_path=conf.path,
+        inputs=run_inputs,
         verbose=o["verbose"],
         strict=o["strict"],
         redact=o["redact"],

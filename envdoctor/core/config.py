@@ -17,12 +17,17 @@ Found the way ruff and pytest find theirs: from the current directory upwards, t
     gpu_name = "*H200*"
     gpu_memory = "140GB"               # minimum per GPU
 
+and, above ``[expect]``, the files a run compares against (relative to the config file):
+``baseline = "baseline.json"`` (like ``--baseline``) and ``lock = "requirements.txt"`` (like
+``--lock``); the command line's options override them.
+
 Every mistake (malformed TOML, an unknown key, a wrong type, a bad specifier) is one message
 naming the file and the key, and the usage-error exit code (2).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +45,7 @@ else:  # Python 3.10: the same parser, from PyPI (a dependency there)
 
 FILENAME = "envdoctor.toml"
 TOP_KEYS = ("expect", *LIST_KEYS)
+INPUT_KEYS = ("baseline", "lock")  # file paths, like --baseline and --lock
 
 
 class ConfigError(Exception):
@@ -56,6 +62,8 @@ class ConfigError(Exception):
 class Config:
     path: str | None
     expectations: Expectations
+    baseline: str | None = None  # resolved against the config file's directory
+    lock: str | None = None
 
 
 def find(start: str | Path | None = None) -> Path | None:
@@ -88,6 +96,24 @@ def _mentions_us(pyproject: Path) -> bool:
 
 
 def read(path: str | Path) -> Expectations:
+    """Parse and validate one config file's expectations."""
+    return read_config(path).expectations
+
+
+def _input_paths(data: dict[str, Any], p: Path, prefix: str) -> dict[str, str]:
+    """Take ``baseline`` and ``lock`` out of ``data``: paths relative to the config file."""
+    out = {}
+    for key in INPUT_KEYS:
+        if key not in data:
+            continue
+        value = data.pop(key)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{p}: {prefix}{key}: want a file path (a string), got {value!r}")
+        out[key] = str(p.parent / Path(value).expanduser())
+    return out
+
+
+def read_config(path: str | Path) -> Config:
     """Parse and validate one config file."""
     p = Path(path)
     try:
@@ -108,7 +134,9 @@ def read(path: str | Path) -> Expectations:
         data, prefix = tool["envdoctor"], "tool.envdoctor."
         if not isinstance(data, dict):
             raise ConfigError(f"{p}: tool.envdoctor must be a table, got {type(data).__name__}")
-    return validate(data, str(p), prefix)
+    data = dict(data)
+    inputs = _input_paths(data, p, prefix)
+    return Config(str(p), validate(data, str(p), prefix), **inputs)
 
 
 def validate(data: dict[str, Any], origin: str, prefix: str = "") -> Expectations:
@@ -117,6 +145,7 @@ def validate(data: dict[str, Any], origin: str, prefix: str = "") -> Expectation
         if key not in TOP_KEYS:
             raise ConfigError(
                 f"{origin}: unknown key '{prefix}{key}' (known: {', '.join(TOP_KEYS)}; version and GPU keys go under [{prefix}expect])"
+                f"; files to compare against: {', '.join(INPUT_KEYS)}"
             )
         if key == "expect":
             if not isinstance(value, dict):
@@ -156,8 +185,8 @@ def from_cli(values: Sequence[str]) -> list[Expectation]:
 def load(config: str | None = None, expects: Sequence[str] = (), start: str | Path | None = None) -> Config:
     """The run's expectations: the config file (named, or found) overlaid with ``--expect``."""
     path = Path(config) if config else find(start)
-    base = read(path) if path else Expectations()
-    return Config(str(path) if path else None, base.merged(from_cli(expects)))
+    conf = read_config(path) if path else Config(None, Expectations())
+    return dataclasses.replace(conf, expectations=conf.expectations.merged(from_cli(expects)))
 
 
 def expectation_specs(conf: Config, profile: str) -> list[CheckSpec]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from envdoctor.core.api import CheckSpec
 from envdoctor.core.expect import Expectations, for_profile, to_spec
 from envdoctor.core.expect import plan as with_expectations
+from envdoctor.core.inputs import RunInputs, with_inputs
 from envdoctor.core.outputs import Output, target_problem
 from envdoctor.core.registry import Registry
 from envdoctor.core.selection import choose, matches, no_match_message, unmatched
@@ -71,6 +72,7 @@ class RunPlan:
     quiet: bool = False
     checks_paths: tuple[str, ...] = ()
     config_path: str | None = None
+    inputs: RunInputs = RunInputs()  # --baseline, --lock, --as-user (validated)
     extra: Mapping[str, Any] = field(default_factory=dict)
     interpreter: Interpreter | None = None  # --python: the interpreter examined; None: envdoctor's own
 
@@ -90,18 +92,25 @@ class RunPlan:
             checks_paths=self.checks_paths,
             verbose=self.verbose,
             torch_expected=self.expectations.torch_expected,
-            extra=dict(self.extra),
+            extra={**self.inputs.as_options(), **dict(self.extra)},
             interpreter=self.interpreter,
         )
         return RunOptions(**{**base, **changes})
 
 
 def decide_checks(
-    available: Sequence[CheckSpec], exp: Expectations, select: Sequence[str], deselect: Sequence[str], profile: str
+    available: Sequence[CheckSpec],
+    exp: Expectations,
+    select: Sequence[str],
+    deselect: Sequence[str],
+    profile: str,
+    inputs: RunInputs = RunInputs(),
 ) -> list[CheckSpec]:
     """The one decision of which checks run: the profile (or --select), minus --deselect and
-    the config's skip, plus the must_pass checks and one spec per expectation."""
-    return with_expectations(exp, available, choose(available, select, deselect, profile), profile, deselect)
+    the config's skip, plus the checks the inputs bring (--baseline, --lock, --as-user), the
+    must_pass checks and one spec per expectation."""
+    chosen = with_inputs(choose(available, select, deselect, profile), available, inputs, profile, select, deselect)
+    return with_expectations(exp, available, chosen, profile, deselect)
 
 
 def _check_patterns(available: Sequence[CheckSpec], exp: Expectations, select, deselect, skip, problems=()) -> None:
@@ -138,10 +147,12 @@ def build(
     rank_timeout: float = DEFAULT_RANK_TIMEOUT,
     config_path: str | None = None,
     python: str | None = None,
+    inputs: RunInputs = RunInputs(),
     **flags: Any,
 ) -> RunPlan:
     """The plan, validated: patterns that match nothing, bad timeouts and unwritable outputs
-    are refused here, before anything runs."""
+    are refused here, before anything runs (the inputs are validated by the caller, with
+    :func:`envdoctor.core.inputs.validate`)."""
     positive_seconds("--timeout", timeout)
     positive_seconds("--rank-timeout", rank_timeout)
     exp = for_profile(expectations, profile)
@@ -150,7 +161,7 @@ def build(
     check_outputs(outputs)
     interpreter = examine_python(python) if python else None
     desel = (*deselect, *skip)
-    specs = decide_checks(registry.checks, exp, select, desel, profile)
+    specs = decide_checks(registry.checks, exp, select, desel, profile, inputs)
     dist_specs: tuple[CheckSpec, ...] = ()
     if launch is not None:
         specs = [s for s in specs if DISTRIBUTED_TAG not in s.tags]
@@ -170,6 +181,7 @@ def build(
         dist_specs=dist_specs,
         config_path=config_path,
         interpreter=interpreter,
+        inputs=inputs,
         **flags,
     )
 

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from envdoctor import Status
+from envdoctor import BASELINE_SCHEMA, Status
+from envdoctor.sources.baseline import parse_requirements
 from envdoctor.testing import gather, run_check
 from envdoctor_checks import baseline as bl
 from envdoctor_checks.packages import dists as dists_fact
@@ -46,7 +47,7 @@ def site(tmp_path, monkeypatch):
 
 def _baseline(tmp_path, facts) -> dict:
     path = tmp_path / "baseline.json"
-    path.write_text(json.dumps({"schema": bl.BASELINE_SCHEMA, "facts": facts}))
+    path.write_text(json.dumps({"schema": BASELINE_SCHEMA, "facts": facts}))
     return gather(bl.baseline, options={"baseline": str(path)})
 
 
@@ -120,7 +121,7 @@ def test_requirements_and_pylock_pins(tmp_path):
         "# pinned\n--index-url https://download.pytorch.org/whl/cu130\ntorch==2.11.0+cu130 \\\n    --hash=sha256:abc\n"
         "numpy==2.1.0 ; python_version >= '3'\nrequests>=2\n-e git+https://x/y#egg=z\nolder==1.0 ; python_version < '3'\n"
     )
-    assert bl.parse_requirements(req.read_text(), str(req)) == {"torch": "2.11.0+cu130", "numpy": "2.1.0"}
+    assert parse_requirements(req.read_text(), str(req)) == {"torch": "2.11.0+cu130", "numpy": "2.1.0"}
     lock = tmp_path / "pylock.toml"
     lock.write_text(
         'lock-version = "1.0"\n[[packages]]\nname = "Torch"\nversion = "2.11.0"\n[[packages]]\nname = "numpy"\nversion = "2.1.0"\n'
