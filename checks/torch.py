@@ -90,7 +90,25 @@ def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
     return out
 
 
-@fact("torch_runtime", source="live")  # a shared stack fact: envdoctor.Stack reads it
+def compact_runtime(value: dict) -> dict:
+    """Each loaded library once: its path only where it differs from the real path, and the
+    LD_LIBRARY_PATH flag only where set (--full-facts: as gathered)."""
+    libs = value.get("loaded_libs") if isinstance(value, dict) else None
+    if not isinstance(libs, list):
+        return value
+    short = []
+    for lib in libs:
+        if isinstance(lib, dict):
+            lib = {
+                k: v
+                for k, v in lib.items()
+                if not (k == "path" and v == lib.get("realpath")) and not (k == "via_ld_library_path" and not v)
+            }
+        short.append(lib)
+    return {**value, "loaded_libs": short}
+
+
+@fact("torch_runtime", source="live", compact=compact_runtime)  # a shared stack fact: envdoctor.Stack reads it
 def torch_runtime(probe, env) -> dict:
     """What an imported torch reports (one import, in the probe worker)."""
     try:
@@ -572,7 +590,8 @@ def loaded_libraries(torch_runtime, env, torch_build=None):
     stray = _stray_copies(libs, env)
     cudnn = rt.get("cudnn")
     problems += _cudnn_mismatch(rt)
-    details = {"libraries": libs, "ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
+    # Each library's provenance is in its item and the torch_runtime fact: the details name them only.
+    details = {"libraries": [lib["realpath"] for lib in libs], "ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
     if isinstance(cudnn, dict) and cudnn.get("error"):
         # torch refuses the cuDNN it found: every convolution on the GPU fails.
         return fail(

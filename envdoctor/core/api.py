@@ -235,6 +235,8 @@ class FactSpec:
     params: tuple[Param, ...]
     source: str = "built-in"  # who provides it: built-in or the plugin's name
     origin: str = "live"  # where its value comes from: live (this machine), pasted (triage text), baseline (an image-build file)
+    # The fact's value as the default report keeps it (what checks and readers use); None: as it is.
+    compact: Callable[[Any], Any] | None = None
 
 
 FACT_ORIGINS = ("live", "pasted", "baseline")
@@ -259,17 +261,23 @@ def check(id: str, *, tags: Sequence[str] = (), timeout: float | None = None) ->
     return deco
 
 
-def fact(name: str, *, source: str = "live") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def fact(
+    name: str, *, source: str = "live", compact: Callable[[Any], Any] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a fact provider. Its parameters name other facts it is derived from.
 
     ``source`` says where the value comes from: ``live`` (read on this machine), ``pasted``
     (parsed from text a user pasted) or ``baseline`` (read from an image-build baseline file);
-    the typed stack (:func:`envdoctor.from_facts`) carries it, so live-only checks can tell."""
+    the typed stack (:func:`envdoctor.from_facts`) carries it, so live-only checks can tell.
+
+    ``compact`` shortens a large value for the report (reports stay small unless the run asks
+    for ``--full-facts``): it gets the value the checks judged and returns what the report keeps,
+    in the same shape, with what checks, ``diff`` and ``fleet`` read. Checks always get the full value."""
     if source not in FACT_ORIGINS:
         raise ValueError(f"fact source must be one of {', '.join(FACT_ORIGINS)}: {source!r}")
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func), origin=source))
+        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func), origin=source, compact=compact))
         return func
 
     return deco

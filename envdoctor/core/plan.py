@@ -68,6 +68,7 @@ class RunPlan:
     strict: bool = False
     redact: bool = False
     quiet: bool = False
+    full_facts: bool = False  # --full-facts: the report keeps every fact whole (envdoctor.core.compact)
     checks_paths: tuple[str, ...] = ()
     config_path: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -88,6 +89,7 @@ class RunPlan:
             checks_paths=self.checks_paths,
             verbose=self.verbose,
             torch_expected=self.expectations.torch_expected,
+            full_facts=self.full_facts,
             extra=dict(self.extra),
         )
         return RunOptions(**{**base, **changes})

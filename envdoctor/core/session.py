@@ -41,6 +41,7 @@ class RunOptions:
     checks_paths: Sequence[str] = ()
     verbose: bool = False
     torch_expected: bool = True  # False with `--expect torch=none`
+    full_facts: bool = False  # --full-facts: recorded in the report's options
     extra: Mapping[str, Any] = field(default_factory=dict)  # more entries for the `options` fact
 
     def as_fact(self) -> dict[str, Any]:
@@ -104,7 +105,13 @@ def execute(
         platform=platform_facts(),
         results=tuple(results),
         facts=facts,
-        options={"profile": opts.profile, "select": list(opts.select), "deselect": list(opts.deselect), "timeout": opts.timeout},
+        options={
+            "profile": opts.profile,
+            "select": list(opts.select),
+            "deselect": list(opts.deselect),
+            "timeout": opts.timeout,
+            "full_facts": opts.full_facts,
+        },
         interrupted=state.interrupted,
         timed_out=state.timed_out,
     )
