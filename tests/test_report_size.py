@@ -308,3 +308,13 @@ def test_a_real_run_here_is_small_and_full_facts_keep_everything(tmp_path):
     assert len(whole["facts"]["mounts"]) > len(data["facts"]["mounts"])  # /proc, /sys, ... are back
     assert all("requires" in d and "location" in d for d in whole["facts"]["dists"].values())
     assert not all("location" in d for d in data["facts"]["dists"].values())
+
+
+def test_markdown_of_a_full_facts_run_may_use_what_github_allows(gpu_full):
+    from envdoctor.reporters.markdown import GITHUB_LIMIT
+
+    data = copy.deepcopy(gpu_full)
+    data["options"]["full_facts"] = True
+    md = render_markdown(from_dict(data))
+    assert MARKDOWN_MAX < len(md) < GITHUB_LIMIT
+    assert md.count("<details>") == md.count("</details>")
