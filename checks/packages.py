@@ -45,8 +45,49 @@ def executable(interpreter) -> str:
     return interpreter.executable if interpreter else sys.executable
 
 
+# Requirements the checks read from package metadata: torch's nvidia-* and Triton pins, the torch
+# pins of extensions, every package's numpy range, torch_xla's libtpu pin.
+_CHECKED_REQUIREMENTS = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|numpy|nvidia-.+|libtpu(-nightly)?|torch-xla)$")
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _checked_requirement(text: str) -> bool:
+    m = _REQUIREMENT_NAME.match(str(text))
+    return bool(m) and bool(_CHECKED_REQUIREMENTS.match(canonicalize_name(m.group(1))))
+
+
+def _derivable(key: str, field: str, value, stack: bool) -> bool:
+    """A name that is its key (readers fall back to the key), and pip as the installer of a
+    package outside the stack (most are; a conda one stays)."""
+    if field == "name":
+        return value == key
+    return field == "installer" and value == "pip" and not stack
+
+
+def compact_dists(value: dict) -> dict:
+    """Every distribution stays (``envdoctor diff`` compares them all: version, compiled); the
+    report drops what no reader uses: names and installers a reader can infer, the location of
+    packages outside the stack, and requirements on packages no check judges (--full-facts: all)."""
+    if not isinstance(value, dict):
+        return value
+    out: dict = {}
+    for key, d in value.items():
+        if not isinstance(d, dict):
+            out[key] = d
+            continue
+        stack = key in STACK or bool(d.get("others"))
+        short = {k: v for k, v in d.items() if not _derivable(key, k, v, stack) and k not in ("location", "requires")}
+        if d.get("location") and stack:
+            short["location"] = d["location"]
+        requires = [r for r in d.get("requires") or [] if _checked_requirement(r)]
+        if requires:
+            short["requires"] = requires
+        out[key] = short
+    return out
+
+
 # a shared stack fact: envdoctor.Stack reads it
-@fact("dists", source="live", ask="the output of `pip list` (or `conda list`) in the environment that fails")
+@fact("dists", source="live", ask="the output of `pip list` (or `conda list`) in the environment that fails", compact=compact_dists)
 def dists(interpreter=None) -> dict:
     """{canonical name: {name, version, location, requires, installer, compiled}} for the first copy on
     sys.path of every installed distribution (what ``import`` would see), plus ``others``

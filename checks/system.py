@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import sys
 import sysconfig
@@ -86,9 +87,25 @@ def parse_ldconfig(text: str) -> dict[str, list[str]]:
 
 
 LDCONFIG_CANDIDATES = ("/sbin/ldconfig", "/usr/sbin/ldconfig", "/sbin/ldconfig.real")
+# The libraries of the GPU stack: what triton.libcuda reads (libcuda.so.1, libcuda.so) and what a
+# maintainer asks for when torch loads the wrong copy ("which cuDNN does the system have?").
+# The rest of a GPU node's cache (1,500 libraries: X11, ICU, ...) judges nothing.
+_STACK_LIBS = re.compile(
+    r"^lib(cuda|nvidia-ml|nvidia-ptxjitcompiler|nvidia-nvvm|cudnn\w*|cublas\w*|nccl|cudart|nvrtc\w*|nvJitLink|cusparse\w*|"
+    r"cufft\w*|curand|cusolver\w*|cupti|nvToolsExt|gomp|iomp5|omp|tpu|amdhip64|hsa-runtime64)([-.]\S*)?\.so(\.[\d.]+)?$"
+)
 
 
-@fact("ldconfig", ask="the output of `ldconfig -p | grep -E 'libcuda|libnvidia'`")
+def compact_ldconfig(value: dict) -> dict:
+    """The report keeps the GPU stack's libraries and how many the cache holds (--full-facts: all)."""
+    libs = value.get("libs") if isinstance(value, dict) else None
+    if not isinstance(libs, dict):
+        return value
+    kept = {name: paths for name, paths in libs.items() if _STACK_LIBS.match(name)}
+    return {**value, "libs": kept, "libs_total": len(libs)}
+
+
+@fact("ldconfig", ask="the output of `ldconfig -p | grep -E 'libcuda|libnvidia'`", compact=compact_ldconfig)
 def ldconfig() -> dict:
     # Triton runs /sbin/ldconfig by absolute path; distroless and NixOS have none.
     exe = next((p for p in LDCONFIG_CANDIDATES if os.access(p, os.X_OK)), None) or shutil.which("ldconfig")
@@ -119,7 +136,39 @@ def parse_mountinfo(text: str) -> list[dict]:
     return mounts
 
 
-@fact("mounts")
+# Kernel and device file systems: no cache or data directory lives on them.
+_PSEUDO_FS = frozenset(
+    {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "securityfs", "debugfs", "tracefs", "bpf", "pstore", "configfs"}
+    | {"fusectl", "hugetlbfs", "binfmt_misc", "autofs", "nsfs", "rpc_pipefs", "efivarfs", "selinuxfs", "devtmpfs"}
+)
+
+
+def _kernel_mount(m: dict) -> bool:
+    mp = str(m.get("mount_point", ""))
+    if mp == "/dev/shm" or mp.startswith("/dev/shm/"):
+        return False
+    return m.get("fstype") in _PSEUDO_FS or mp.startswith(("/proc/", "/sys/", "/dev/")) or mp in ("/proc", "/sys", "/dev")
+
+
+# The NVIDIA container runtime binds each driver library into the container: one mount per file.
+_SHARED_LIBRARY = re.compile(r"/[^/]+\.so(\.\d+)*$")
+
+
+def compact_mounts(value: list) -> list:
+    """The report keeps the mounts a directory can live on (caches, data, /dev/shm) with their
+    flags (ro, noexec); kernel file systems, single-library binds and overlayfs' long layer lists
+    go (--full-facts: all)."""
+    if not isinstance(value, list):
+        return value
+    out = []
+    for m in value:
+        if not isinstance(m, dict) or _kernel_mount(m) or _SHARED_LIBRARY.search(str(m.get("mount_point", ""))):
+            continue
+        out.append({**m, "options": [o for o in m.get("options") or [] if "=" not in str(o)]})
+    return out
+
+
+@fact("mounts", compact=compact_mounts)
 def mounts() -> list:
     try:
         return parse_mountinfo(Path("/proc/self/mountinfo").read_text())

@@ -89,8 +89,26 @@ def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
     return out
 
 
+def compact_runtime(value: dict) -> dict:
+    """Each loaded library once: its path only where it differs from the real path, and the
+    LD_LIBRARY_PATH flag only where set (--full-facts: as gathered)."""
+    libs = value.get("loaded_libs") if isinstance(value, dict) else None
+    if not isinstance(libs, list):
+        return value
+    short = []
+    for lib in libs:
+        if isinstance(lib, dict):
+            lib = {
+                k: v
+                for k, v in lib.items()
+                if not (k == "path" and v == lib.get("realpath")) and not (k == "via_ld_library_path" and not v)
+            }
+        short.append(lib)
+    return {**value, "loaded_libs": short}
+
+
 # a shared stack fact: envdoctor.Stack reads it
-@fact("torch_runtime", source="live", ask="the output of `python -m torch.utils.collect_env`")
+@fact("torch_runtime", source="live", ask="the output of `python -m torch.utils.collect_env`", compact=compact_runtime)
 def torch_runtime(probe, env, interpreter=None) -> dict:
     """What an imported torch reports (one import, in the probe worker, which runs the examined
     interpreter)."""
@@ -506,20 +524,13 @@ def _cudnn_text(v) -> str:
     )
 
 
-@check("torch.loaded_libraries", tags=("build",))
-def loaded_libraries(torch_runtime, env, torch_build=None):
-    """The cuDNN, cuBLAS, NCCL and OpenMP libraries torch really loaded"""
-    # B6/B8: an older toolkit on LD_LIBRARY_PATH wins over the pip nvidia-* libraries ("undefined
-    # symbol: __nvJitLinkAddData_12_1"); two OpenMP runtimes in one process crash or oversubscribe.
-    # Only what torch loaded counts: a system cuDNN that ldconfig lists but torch does not load is harmless.
-    rt = _runtime(torch_runtime)
-    libs = rt.get("loaded_libs") or []
-    items, problems = [], []
+def _loaded_lib_problems(libs: list[dict]) -> tuple[list[str], str]:
+    """Shadowed pip libraries, two copies of one CUDA library, and mixed OpenMP runtimes; plus a
+    note for two harmless libgomp copies."""
+    problems = []
     kinds: dict[str, list[dict]] = {}
     for lib in libs:
         kinds.setdefault(lib["kind"], []).append(lib)
-        where = " via LD_LIBRARY_PATH" if lib.get("via_ld_library_path") else ""
-        items.append(Item(lib["name"], Status.PASS, f"{lib['realpath']} ({lib['provenance']}{where})"))
     uses_pip = any(lib["provenance"] == "pip wheel (nvidia-*)" for lib in libs)
     shadow = [
         lib
@@ -538,18 +549,58 @@ def loaded_libraries(torch_runtime, env, torch_build=None):
         problems.append("more than one OpenMP runtime loaded: " + "; ".join(f"{_OMP[k]} {', '.join(v)}" for k, v in omp.items()))
     elif len(omp.get("gomp", [])) > 1:
         omp_note = f" (two libgomp copies: {', '.join(omp['gomp'])})"
-    # Copies of the same libraries elsewhere on LD_LIBRARY_PATH, of another version, are picked
-    # up by libraries loaded later (cuDNN's sub-libraries, nvJitLink for cuSPARSE).
-    loaded_kinds = {lib["kind"] for lib in libs if lib["kind"] in _CUDA_LIBS and lib["provenance"] == "pip wheel (nvidia-*)"}
-    loaded_real = {lib["realpath"] for lib in libs}
-    stray = [c for c in scan_ld_library_path(env, loaded_kinds) if os.path.realpath(c["path"]) not in loaded_real]
+    return problems, omp_note
+
+
+def _cudnn_mismatch(rt: dict) -> list[str]:
     cudnn = rt.get("cudnn")
     if isinstance(cudnn, int) and isinstance(rt.get("cudnn_compile"), list) and rt["cudnn_compile"]:
         built = rt["cudnn_compile"]
         run_major = cudnn // 10000 if cudnn >= 10000 else cudnn // 1000
         if run_major != built[0]:
-            problems.append(f"cuDNN {_cudnn_text(cudnn)} loaded but torch was built for cuDNN {'.'.join(map(str, built))}")
-    details = {"libraries": libs, "ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
+            return [f"cuDNN {_cudnn_text(cudnn)} loaded but torch was built for cuDNN {'.'.join(map(str, built))}"]
+    return []
+
+
+def _stray_copies(libs: list[dict], env) -> list[dict]:
+    # Copies of the same libraries elsewhere on LD_LIBRARY_PATH, of another version, are picked
+    # up by libraries loaded later (cuDNN's sub-libraries, nvJitLink for cuSPARSE).
+    loaded_kinds = {lib["kind"] for lib in libs if lib["kind"] in _CUDA_LIBS and lib["provenance"] == "pip wheel (nvidia-*)"}
+    loaded_real = {lib["realpath"] for lib in libs}
+    return [c for c in scan_ld_library_path(env, loaded_kinds) if os.path.realpath(c["path"]) not in loaded_real]
+
+
+def _loaded_summary(libs: list[dict], rt: dict) -> str:
+    parts = []
+    if isinstance(rt.get("cudnn"), int):
+        parts.append(f"cuDNN {_cudnn_text(rt['cudnn'])}")
+    if isinstance(rt.get("nccl"), str):
+        parts.append(f"NCCL {rt['nccl']}")
+    by_kind = {}
+    for lib in libs:
+        if lib["kind"] in ("cudnn", "cublas", "nccl", "cudart", "gomp", "iomp5", "omp"):
+            by_kind.setdefault(lib["kind"], f"{lib['name']} ({lib['provenance']})")
+    return ", ".join(parts + list(by_kind.values())) or "no CUDA/OpenMP library loaded"
+
+
+@check("torch.loaded_libraries", tags=("build",))
+def loaded_libraries(torch_runtime, env, torch_build=None):
+    """The cuDNN, cuBLAS, NCCL and OpenMP libraries torch really loaded"""
+    # B6/B8: an older toolkit on LD_LIBRARY_PATH wins over the pip nvidia-* libraries ("undefined
+    # symbol: __nvJitLinkAddData_12_1"); two OpenMP runtimes in one process crash or oversubscribe.
+    # Only what torch loaded counts: a system cuDNN that ldconfig lists but torch does not load is harmless.
+    rt = _runtime(torch_runtime)
+    libs = rt.get("loaded_libs") or []
+    items = []
+    for lib in libs:
+        where = " via LD_LIBRARY_PATH" if lib.get("via_ld_library_path") else ""
+        items.append(Item(lib["name"], Status.PASS, f"{lib['realpath']} ({lib['provenance']}{where})"))
+    problems, omp_note = _loaded_lib_problems(libs)
+    stray = _stray_copies(libs, env)
+    cudnn = rt.get("cudnn")
+    problems += _cudnn_mismatch(rt)
+    # Each library's provenance is in its item and the torch_runtime fact: the details name them only.
+    details = {"libraries": [lib["realpath"] for lib in libs], "ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
     if isinstance(cudnn, dict) and cudnn.get("error"):
         # torch refuses the cuDNN it found: every convolution on the GPU fails.
         return fail(
@@ -579,17 +630,7 @@ def loaded_libraries(torch_runtime, env, torch_build=None):
             items=items,
             details=details,
         )
-    parts = []
-    if isinstance(cudnn, int):
-        parts.append(f"cuDNN {_cudnn_text(cudnn)}")
-    if isinstance(rt.get("nccl"), str):
-        parts.append(f"NCCL {rt['nccl']}")
-    by_kind = {}
-    for lib in libs:
-        if lib["kind"] in ("cudnn", "cublas", "nccl", "cudart", "gomp", "iomp5", "omp"):
-            by_kind.setdefault(lib["kind"], f"{lib['name']} ({lib['provenance']})")
-    summary = ", ".join(parts + list(by_kind.values())) or "no CUDA/OpenMP library loaded"
-    return ok(summary + omp_note, items=items, details=details)
+    return ok(_loaded_summary(libs, rt) + omp_note, items=items, details=details)
 
 
 @check("torch.duplicate_installs", tags=("build",))

@@ -708,16 +708,10 @@ def _gpu_list(visible_gpus, gpus) -> list[dict] | None:
     return None
 
 
-@check("triton.ptxas", tags=("build",))
-def ptxas(triton_pkg, triton_ptxas, torch_build=None, driver=None, visible_gpus=None, gpus=None):
-    """Triton's ptxas runs and knows the GPU's architecture and the driver's CUDA"""
-    if torch_build and torch_build.get("kind") in ("rocm", "xpu"):
-        return skip(f"torch is a {torch_build['kind']} build; Triton's NVIDIA assembler is not used")
-    if not triton_pkg.get("nvidia_backend"):
-        return skip("this Triton has no NVIDIA backend")
-    tools = triton_ptxas["tools"]
+def _ptxas_tool_items(triton_ptxas: Mapping) -> list[Item]:
+    """A TRITON_*PTXAS*_PATH that does not run, and a bundled tool that is missing."""
     items: list[Item] = []
-    for tool, e in tools.items():
+    for tool, e in triton_ptxas["tools"].items():
         if e["env_problem"]:
             fallback = (
                 f"Triton silently falls back to its bundled {tool} {e['version']}" if e["version"] else "and there is no usable fallback"
@@ -729,8 +723,12 @@ def ptxas(triton_pkg, triton_ptxas, torch_build=None, driver=None, visible_gpus=
             )
     for var, problem in triton_ptxas["other_env_problems"].items():
         items.append(Item(var, Status.WARN, f"{var} {problem}"))
-    triton_ver = triton_pkg.get("version") or ""
+    return items
+
+
+def _ptxas_too_new_for_triton(tools: Mapping[str, dict], triton_ver: str) -> list[Item]:
     old_triton = major_minor(triton_ver) is not None and major_minor(triton_ver) <= (3, 4)
+    items = []
     for tool, e in tools.items():
         mm = major_minor(e["version"] or "")
         if mm and mm[0] >= 13 and old_triton:
@@ -742,36 +740,51 @@ def ptxas(triton_pkg, triton_ptxas, torch_build=None, driver=None, visible_gpus=
                     f"'RuntimeError: Triton only support CUDA 10.0 or higher, but got CUDA version: {e['version']}'",
                 )
             )
+    return items
+
+
+def _ptxas_gpu_item(g: Mapping, tools: Mapping[str, dict], driver, driver_mm) -> Item | None:
+    """Whether the ptxas Triton picks for this GPU knows its architecture and suits the driver."""
+    cc = parse_cc(g.get("cc", ""))
+    e = tool_for_arch(tools, cc) if cc else None
+    if not cc or not e or not e["version"]:
+        return None
+    mm = major_minor(e["version"])
+    need = PTXAS_MIN_FOR_ARCH.get(cc)
+    label = f"GPU {g.get('index')} ({g.get('name')}, sm_{cc[0]}{cc[1]})"
+    if need and mm < need:
+        return Item(
+            label,
+            Status.FAIL,
+            f"{tool_label(e)} {e['version']} predates sm_{cc[0]}{cc[1]} (needs CUDA >= {need[0]}.{need[1]}): "
+            f"\"ptxas fatal : Value 'sm_{cc[0]}{cc[1]}a' is not defined for option 'gpu-name'\"",
+        )
+    if driver_mm and mm[0] > driver_mm[0]:
+        return Item(
+            label,
+            Status.FAIL,
+            f"{tool_label(e)} {e['version']} is newer than the driver's CUDA {driver['cuda_version']}: kernels it builds "
+            "fail to load (CUDA_ERROR_INVALID_IMAGE)",
+        )
+    return Item(label, Status.PASS, f"{tool_label(e)} {e['version']}")
+
+
+@check("triton.ptxas", tags=("build",))
+def ptxas(triton_pkg, triton_ptxas, torch_build=None, driver=None, visible_gpus=None, gpus=None):
+    """Triton's ptxas runs and knows the GPU's architecture and the driver's CUDA"""
+    if torch_build and torch_build.get("kind") in ("rocm", "xpu"):
+        return skip(f"torch is a {torch_build['kind']} build; Triton's NVIDIA assembler is not used")
+    if not triton_pkg.get("nvidia_backend"):
+        return skip("this Triton has no NVIDIA backend")
+    tools = triton_ptxas["tools"]
+    triton_ver = triton_pkg.get("version") or ""
+    items = _ptxas_tool_items(triton_ptxas) + _ptxas_too_new_for_triton(tools, triton_ver)
     gpu_list = _gpu_list(visible_gpus, gpus)
     driver_mm = major_minor(driver.get("cuda_version") or "") if driver else None
     for g in gpu_list or []:
-        cc = parse_cc(g.get("cc", ""))
-        e = tool_for_arch(tools, cc) if cc else None
-        if not cc or not e or not e["version"]:
-            continue
-        mm = major_minor(e["version"])
-        need = PTXAS_MIN_FOR_ARCH.get(cc)
-        label = f"GPU {g.get('index')} ({g.get('name')}, sm_{cc[0]}{cc[1]})"
-        if need and mm < need:
-            items.append(
-                Item(
-                    label,
-                    Status.FAIL,
-                    f"{tool_label(e)} {e['version']} predates sm_{cc[0]}{cc[1]} (needs CUDA >= {need[0]}.{need[1]}): "
-                    f"\"ptxas fatal : Value 'sm_{cc[0]}{cc[1]}a' is not defined for option 'gpu-name'\"",
-                )
-            )
-        elif driver_mm and mm[0] > driver_mm[0]:
-            items.append(
-                Item(
-                    label,
-                    Status.FAIL,
-                    f"{tool_label(e)} {e['version']} is newer than the driver's CUDA {driver['cuda_version']}: kernels it builds "
-                    "fail to load (CUDA_ERROR_INVALID_IMAGE)",
-                )
-            )
-        else:
-            items.append(Item(label, Status.PASS, f"{tool_label(e)} {e['version']}"))
+        item = _ptxas_gpu_item(g, tools, driver, driver_mm)
+        if item is not None:
+            items.append(item)
     status = worst(items)
     versions = ", ".join(f"{t} {e['version']}" for t, e in tools.items() if e["version"]) or "no ptxas"
     details = {t: {"path": e["path"], "version": e["version"]} for t, e in tools.items()}

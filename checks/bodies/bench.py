@@ -42,13 +42,11 @@ def _graph_breaks(torch) -> tuple[int, list[str], int | None]:
     return int(sum(breaks.values())), [str(r)[:200] for r in reasons], unique
 
 
-def run_mode(mode: str, device: str, batch: int, size: int, warmup: int, runs: int, steps: int, seed: int = 0) -> dict:
-    """Median training-step time of the reference model in one mode, in milliseconds."""
-    import torch
+def _training_step(torch, mode: str, dev, batch: int, size: int, seed: int):
+    """One SGD step of the reference model on a fixed random batch, eager or compiled in ``mode``."""
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
-    dev = torch.device(device)
     model = reference_model(torch).to(dev).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(batch, 3, size, size, device=dev)
@@ -58,11 +56,6 @@ def run_mode(mode: str, device: str, batch: int, size: int, warmup: int, runs: i
         torch._dynamo.reset()
         fwd = torch.compile(model, mode=mode)
     mark_step = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
-    cuda = dev.type == "cuda"
-
-    def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize(dev)
 
     def step() -> None:
         if mode in ("reduce-overhead", "max-autotune") and mark_step is not None:
@@ -74,20 +67,14 @@ def run_mode(mode: str, device: str, batch: int, size: int, warmup: int, runs: i
         loss.backward()
         opt.step()
 
-    # The first step of a compiled mode includes tracing and compiling forward and backward.
-    sync()
-    t0 = time.perf_counter()
-    step()
-    sync()
-    first = time.perf_counter() - t0
-    # Warm-up: reduce-overhead records its CUDA graphs on the first calls after compiling,
-    # and cuDNN/cuBLAS pick their algorithms here.
-    for _ in range(warmup):
-        step()
-    sync()
+    return step
+
+
+def _timed_runs(torch, step, dev, runs: int, steps: int) -> list[float]:
+    """Milliseconds per step for each of ``runs`` runs of ``steps`` steps."""
     per_step: list[float] = []
     for _ in range(runs):
-        if cuda:
+        if dev.type == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(steps):
@@ -100,6 +87,33 @@ def run_mode(mode: str, device: str, batch: int, size: int, warmup: int, runs: i
             for _ in range(steps):
                 step()
             per_step.append((time.perf_counter() - t) * 1000 / steps)
+    return per_step
+
+
+def run_mode(mode: str, device: str, batch: int, size: int, warmup: int, runs: int, steps: int, seed: int = 0) -> dict:
+    """Median training-step time of the reference model in one mode, in milliseconds."""
+    import torch
+
+    dev = torch.device(device)
+    step = _training_step(torch, mode, dev, batch, size, seed)
+    cuda = dev.type == "cuda"
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize(dev)
+
+    # The first step of a compiled mode includes tracing and compiling forward and backward.
+    sync()
+    t0 = time.perf_counter()
+    step()
+    sync()
+    first = time.perf_counter() - t0
+    # Warm-up: reduce-overhead records its CUDA graphs on the first calls after compiling,
+    # and cuDNN/cuBLAS pick their algorithms here.
+    for _ in range(warmup):
+        step()
+    sync()
+    per_step = _timed_runs(torch, step, dev, runs, steps)
     breaks, reasons, unique = _graph_breaks(torch) if mode != "eager" else (0, [], None)
     name = torch.cuda.get_device_name(dev) if cuda else "CPU"
     return {

@@ -131,6 +131,64 @@ def _wait_handoff(path: str | None, deadline: float) -> dict | None:
     return None
 
 
+def _allreduce_correct(torch, dist, device, idx: int, world: int, n: int, fault: str, sync) -> dict:
+    """All-reduce a known pattern; every element of the sum must be exact."""
+    pattern = torch.arange(n, dtype=torch.float32, device=device) % 13
+    x = pattern + idx
+    if fault == "wrong-sum":
+        x += 1
+    dist.all_reduce(x)
+    sync()
+    # Small integers are exact in float32, so the sum must match bit for bit.
+    expected = pattern * world + world * (world - 1) / 2
+    bad = (x != expected).nonzero()
+    out: dict = {"allreduce_ok": bad.numel() == 0}
+    if bad.numel():
+        i = int(bad[0, 0])
+        out["allreduce_error"] = f"{bad.shape[0]} of {n} elements wrong; element {i} is {float(x[i]):g}, expected {float(expected[i]):g}"
+    return out
+
+
+def _allreduce_bandwidth(torch, dist, device, world: int, n: int, sync) -> dict:
+    y = torch.ones(n, dtype=torch.float32, device=device)
+    for _ in range(2):
+        dist.all_reduce(y)
+    sync()
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        dist.all_reduce(y)
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    nbytes = n * 4
+    return {
+        "bytes": nbytes,
+        "algbw_gbs": round(nbytes / best / 1e9, 3),
+        # nccl-tests' convention: an all-reduce moves 2(n-1)/n of the data over each rank's link.
+        "busbw_gbs": round(nbytes / best / 1e9 * 2 * (world - 1) / world, 3) if world > 1 else None,
+    }
+
+
+def _ring_bandwidth(torch, dist, device, idx: int, world: int, n: int, sync) -> dict:
+    """Send to the next rank while receiving from the previous one: the link from ``prv`` to this rank."""
+    send = torch.ones(n, dtype=torch.float32, device=device)
+    recv = torch.empty(n, dtype=torch.float32, device=device)
+    nxt, prv = (idx + 1) % world, (idx - 1) % world
+    tick = torch.zeros(1, device=device)
+    best = float("inf")
+    for i in range(7):  # best of 6 timed transfers: robust to a busy host
+        dist.all_reduce(tick)  # line the ranks up so each time is one transfer
+        sync()
+        t0 = time.perf_counter()
+        ops = [dist.P2POp(dist.isend, send, nxt), dist.P2POp(dist.irecv, recv, prv)]
+        for req in dist.batch_isend_irecv(ops):
+            req.wait()
+        sync()
+        if i:
+            best = min(best, time.perf_counter() - t0)
+    return {"link_from": prv, "link_gbs": round(n * 4 / best / 1e9, 3)}
+
+
 def _collective(
     backend: str, idx: int, world: int, local_rank: int, store, timeout: float, size_bytes: int, fault: str, phase: dict
 ) -> dict:
@@ -153,57 +211,13 @@ def _collective(
     dist.init_process_group(backend, store=store, rank=idx, world_size=world, timeout=timedelta(seconds=timeout))
     try:
         n = max(1, size_bytes // 4)
-        pattern = torch.arange(n, dtype=torch.float32, device=device) % 13
-        x = pattern + idx
-        if fault == "wrong-sum":
-            x += 1
         phase["now"] = "all_reduce (correctness)"
-        dist.all_reduce(x)
-        sync()
-        # Small integers are exact in float32, so the sum must match bit for bit.
-        expected = pattern * world + world * (world - 1) / 2
-        bad = (x != expected).nonzero()
-        out["allreduce_ok"] = bad.numel() == 0
-        if bad.numel():
-            i = int(bad[0, 0])
-            out["allreduce_error"] = (
-                f"{bad.shape[0]} of {n} elements wrong; element {i} is {float(x[i]):g}, expected {float(expected[i]):g}"
-            )
+        out.update(_allreduce_correct(torch, dist, device, idx, world, n, fault, sync))
         phase["now"] = "all_reduce (bandwidth)"
-        y = torch.ones(n, dtype=torch.float32, device=device)
-        for _ in range(2):
-            dist.all_reduce(y)
-        sync()
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
-            dist.all_reduce(y)
-            sync()
-            best = min(best, time.perf_counter() - t0)
-        nbytes = n * 4
-        out["bytes"] = nbytes
-        out["algbw_gbs"] = round(nbytes / best / 1e9, 3)
-        # nccl-tests' convention: an all-reduce moves 2(n-1)/n of the data over each rank's link.
-        out["busbw_gbs"] = round(nbytes / best / 1e9 * 2 * (world - 1) / world, 3) if world > 1 else None
+        out.update(_allreduce_bandwidth(torch, dist, device, world, n, sync))
         if world > 1:
             phase["now"] = "send/recv ring"
-            send = torch.ones(n, dtype=torch.float32, device=device)
-            recv = torch.empty(n, dtype=torch.float32, device=device)
-            nxt, prv = (idx + 1) % world, (idx - 1) % world
-            tick = torch.zeros(1, device=device)
-            best = float("inf")
-            for i in range(7):  # best of 6 timed transfers: robust to a busy host
-                dist.all_reduce(tick)  # line the ranks up so each time is one transfer
-                sync()
-                t0 = time.perf_counter()
-                ops = [dist.P2POp(dist.isend, send, nxt), dist.P2POp(dist.irecv, recv, prv)]
-                for req in dist.batch_isend_irecv(ops):
-                    req.wait()
-                sync()
-                if i:
-                    best = min(best, time.perf_counter() - t0)
-            out["link_from"] = prv
-            out["link_gbs"] = round(nbytes / best / 1e9, 3)
+            out.update(_ring_bandwidth(torch, dist, device, idx, world, n, sync))
         phase["now"] = "done"
     finally:
         if phase.get("now") == "done":
@@ -296,9 +310,9 @@ def _choose_backend(requested: str, reports: dict[int, dict]) -> tuple[str, dict
     return "nccl", out
 
 
-def _coordinate(store, result, me, world, handoff, rank_timeout, local_timeout, started, backend, size_mb, fault) -> dict:
-    ranks: dict[int, dict] = {r: {"state": "waiting"} for r in range(world)}
-    ranks[0].update(me)
+def _gather_reports(store, ranks: dict[int, dict], me, world, handoff, rank_timeout, local_timeout, started) -> tuple[dict, dict]:
+    """Post rank 0's own report, then wait for every rank's report or for the rank to be given up
+    on; returns each reporting rank's ``me`` and local report."""
     reports: dict[int, dict] = {}
     blobs: dict[int, dict] = {}
     watch = _Watch(store, rank_timeout)
@@ -336,18 +350,10 @@ def _coordinate(store, result, me, world, handoff, rank_timeout, local_timeout, 
                 pending.discard(r)
         if pending:
             time.sleep(POLL if world <= 64 else 1.0)
+    return reports, blobs
 
-    chosen, excluded = _choose_backend(backend, reports)
-    members = [r for r in sorted(reports) if r not in excluded]
-    for r, why in excluded.items():
-        ranks[r]["collective"] = {"member": False, "error": why}
-    size = int((size_mb or (64 if chosen == "nccl" else 4)) * (1 << 20))
-    store.set("plan", json.dumps({"members": members, "backend": chosen, "size": size}))
-    result.update(backend=chosen, members=members)
 
-    own = _run_collective(chosen, members.index(0), len(members), me["local_rank"], _pg_store(store), rank_timeout, size, fault)
-    ranks[0]["collective"] = {"member": True, **own}
-    waiting = set(members) - {0}
+def _gather_results(store, ranks: dict[int, dict], waiting: set[int], rank_timeout) -> None:
     # The members' collectives time out like rank 0's did, so they answer within about one timeout.
     deadline = time.monotonic() + rank_timeout + 5
     while waiting and time.monotonic() < deadline:
@@ -362,6 +368,24 @@ def _coordinate(store, result, me, world, handoff, rank_timeout, local_timeout, 
             "member": True,
             "error": f"sent no result within {rank_timeout + 5:.0f}s of rank 0 finishing (stuck or dead)",
         }
+
+
+def _coordinate(store, result, me, world, handoff, rank_timeout, local_timeout, started, backend, size_mb, fault) -> dict:
+    ranks: dict[int, dict] = {r: {"state": "waiting"} for r in range(world)}
+    ranks[0].update(me)
+    reports, blobs = _gather_reports(store, ranks, me, world, handoff, rank_timeout, local_timeout, started)
+
+    chosen, excluded = _choose_backend(backend, reports)
+    members = [r for r in sorted(reports) if r not in excluded]
+    for r, why in excluded.items():
+        ranks[r]["collective"] = {"member": False, "error": why}
+    size = int((size_mb or (64 if chosen == "nccl" else 4)) * (1 << 20))
+    store.set("plan", json.dumps({"members": members, "backend": chosen, "size": size}))
+    result.update(backend=chosen, members=members)
+
+    own = _run_collective(chosen, members.index(0), len(members), me["local_rank"], _pg_store(store), rank_timeout, size, fault)
+    ranks[0]["collective"] = {"member": True, **own}
+    _gather_results(store, ranks, set(members) - {0}, rank_timeout)
     result["ranks"] = {str(r): v for r, v in ranks.items()}
     result["reports"] = {str(r): v for r, v in blobs.items()}
     return result

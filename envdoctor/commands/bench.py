@@ -239,55 +239,16 @@ def _say(text: str) -> None:
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, timeout, plot_file, fmt) -> None:
     """Time a training step of a small reference model: eager vs torch.compile modes."""
-    from envdoctor.core.probe import ProbeClient
-
     mode_list = parse_modes(modes, max_autotune)
     if plot_file:
         _need_matplotlib()
         writable_target(plot_file)
-    probe = ProbeClient()
-    try:
-        try:
-            info = probe.call(f"{BODY}:device_info", timeout=min(timeout, 180), what="importing torch")
-        except ProbeRaised as e:
-            _say(f"envdoctor bench: torch cannot be imported in {sys.executable}: {e.exc_type}: {e.message}")
-            _say("  hint: run `envdoctor check` to see why, or install torch: https://pytorch.org/get-started/locally/")
-            raise SystemExit(ExitCode.FAILED) from None
-        except ProbeError as e:
-            _say(f"envdoctor bench: {e.diagnosis}")
-            raise SystemExit(ExitCode.FAILED) from None
-        finally:
-            probe.close()
-        use = device
-        if device == "auto":
-            use = "cuda" if info.get("cuda_available") else "cpu"
-        if use == "cuda" and not info.get("cuda_available"):
-            why = info.get("cuda_error") or (
-                f"torch {info.get('torch')} is a CPU-only build" if not info.get("cuda_build") else "torch.cuda.is_available() is False"
-            )
-            _say(f"envdoctor bench: refusing --device cuda: no CUDA GPU is usable ({why})")
-            _say("  hint: run `envdoctor check` for the cause, or leave out --device to run the small CPU variant")
-            raise SystemExit(ExitCode.FAILED)
-        base = GPU_DEFAULTS if use == "cuda" else CPU_DEFAULTS
-        given = {"batch": batch, "size": size, "warmup": warmup, "runs": runs, "steps": steps}
-        cfg = Config(device=use, **{k: (v if v is not None else base[k]) for k, v in given.items()})
-        device_name = info.get("device_name") if use == "cuda" else f"CPU, {info.get('cpu_threads')} threads"
-        if cfg.cpu_variant:
-            _say(f"envdoctor bench: no CUDA GPU in use: running the small CPU variant (batch {cfg.batch}, {cfg.size}x{cfg.size} images)")
-        rows: list[Row] = []
-        for i, mode in enumerate(mode_list, 1):
-            _say(f"[{i}/{len(mode_list)}] {mode} ...")
-            kwargs = {"mode": mode, "device": use, "batch": cfg.batch, "size": cfg.size}
-            kwargs.update(warmup=cfg.warmup, runs=cfg.runs, steps=cfg.steps)
-            try:
-                value = probe_fresh(kwargs, timeout)
-                rows.append(Row.from_probe(value))
-            except ProbeRaised as e:
-                rows.append(Row(mode, error=f"{e.exc_type}: {e.message.splitlines()[0] if e.message else ''}"[:300]))
-            except ProbeError as e:
-                rows.append(Row(mode, error=e.diagnosis[:300]))
-    finally:
-        probe.close()
+    info = _device_info(timeout)
+    cfg = _config(device, info, {"batch": batch, "size": size, "warmup": warmup, "runs": runs, "steps": steps})
+    device_name = info.get("device_name") if cfg.device == "cuda" else f"CPU, {info.get('cpu_threads')} threads"
+    if cfg.cpu_variant:
+        _say(f"envdoctor bench: no CUDA GPU in use: running the small CPU variant (batch {cfg.batch}, {cfg.size}x{cfg.size} images)")
+    rows = _measure(mode_list, cfg, timeout)
     warnings = slower_than_eager(rows, cpu=cfg.cpu_variant)
     if fmt == "json":
         click.echo(json.dumps(to_json(rows, cfg, info, warnings), indent=2))
@@ -299,6 +260,56 @@ def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, tim
         plot(rows, cfg, device_name, plot_file)
         _say(f"envdoctor bench: plot written to {plot_file}")
     raise SystemExit(ExitCode.FAILED if any(r.error for r in rows) else ExitCode.OK)
+
+
+def _device_info(timeout: float) -> dict:
+    """Which device torch would use here, asked of a probe child; exits when torch cannot be imported."""
+    from envdoctor.core.probe import ProbeClient
+
+    probe = ProbeClient()
+    try:
+        return probe.call(f"{BODY}:device_info", timeout=min(timeout, 180), what="importing torch")
+    except ProbeRaised as e:
+        _say(f"envdoctor bench: torch cannot be imported in {sys.executable}: {e.exc_type}: {e.message}")
+        _say("  hint: run `envdoctor check` to see why, or install torch: https://pytorch.org/get-started/locally/")
+        raise SystemExit(ExitCode.FAILED) from None
+    except ProbeError as e:
+        _say(f"envdoctor bench: {e.diagnosis}")
+        raise SystemExit(ExitCode.FAILED) from None
+    finally:
+        probe.close()
+
+
+def _config(device: str, info: dict, given: dict) -> Config:
+    """The device and sizes to run with: the options given, the device's defaults for the rest."""
+    use = device
+    if device == "auto":
+        use = "cuda" if info.get("cuda_available") else "cpu"
+    if use == "cuda" and not info.get("cuda_available"):
+        why = info.get("cuda_error") or (
+            f"torch {info.get('torch')} is a CPU-only build" if not info.get("cuda_build") else "torch.cuda.is_available() is False"
+        )
+        _say(f"envdoctor bench: refusing --device cuda: no CUDA GPU is usable ({why})")
+        _say("  hint: run `envdoctor check` for the cause, or leave out --device to run the small CPU variant")
+        raise SystemExit(ExitCode.FAILED)
+    base = GPU_DEFAULTS if use == "cuda" else CPU_DEFAULTS
+    return Config(device=use, **{k: (v if v is not None else base[k]) for k, v in given.items()})
+
+
+def _measure(mode_list: Sequence[str], cfg: Config, timeout: float) -> list[Row]:
+    rows: list[Row] = []
+    for i, mode in enumerate(mode_list, 1):
+        _say(f"[{i}/{len(mode_list)}] {mode} ...")
+        kwargs = {"mode": mode, "device": cfg.device, "batch": cfg.batch, "size": cfg.size}
+        kwargs.update(warmup=cfg.warmup, runs=cfg.runs, steps=cfg.steps)
+        try:
+            value = probe_fresh(kwargs, timeout)
+            rows.append(Row.from_probe(value))
+        except ProbeRaised as e:
+            rows.append(Row(mode, error=f"{e.exc_type}: {e.message.splitlines()[0] if e.message else ''}"[:300]))
+        except ProbeError as e:
+            rows.append(Row(mode, error=e.diagnosis[:300]))
+    return rows
 
 
 def probe_fresh(kwargs: dict, timeout: float) -> dict:

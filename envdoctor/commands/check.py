@@ -77,6 +77,12 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
     help="As root: rehearse the runtime user (no passwd entry, HOME=/): caches, compilers, a compile (docker/README.md).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print one line; the exit code carries the verdict (health checks).")
+@click.option(
+    "--full-facts",
+    is_flag=True,
+    help="Keep every fact whole in the report (the shared-library cache, all mounts, every package's requirements); "
+    "by default large facts keep what the checks use, so a JSON report stays under 64 KB and Markdown under 20 KB.",
+)
 @click.option("--redact", is_flag=True, help="Also hide host, user, home paths, IP addresses and GPU UUIDs/serials (public reports).")
 @click.option(
     "--distributed", is_flag=True, help="One rank of a torchrun/srun/indexed-Job launch: rank 0 reports the whole job (docs/fleet.md)."
@@ -96,11 +102,14 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
 )
 def check_cmd(**options) -> None:
     """Run the checks and report."""
+    from envdoctor.core.compact import compact_report
     from envdoctor.core.redact import protect
     from envdoctor.core.report import exit_code
 
     plan = make_plan(**options)
     report = run(plan)
+    if not plan.full_facts:
+        report = compact_report(report, plan.registry.facts)
     report = protect(report, plan.redact)  # the report boundary: before ANY rendering
     failures = deliver(report, plan, use_color(options["no_color"]))
     for line in failures:
@@ -172,6 +181,7 @@ def make_plan(**o):
         verbose=o["verbose"],
         strict=o["strict"],
         redact=o["redact"],
+        full_facts=o["full_facts"],
         quiet=quiet,
         checks_paths=tuple(o["checks_path"]),
         python=o["python"],

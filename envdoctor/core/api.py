@@ -237,6 +237,8 @@ class FactSpec:
     source: str = "built-in"  # who provides it: built-in or the plugin's name
     origin: str = "live"  # where its value comes from: live (this machine), pasted (triage text), baseline (an image-build file)
     ask: str = ""  # what to ask a reporter for when a paste lacks this fact (triage)
+    # The fact's value as the default report keeps it (what checks and readers use); None: as it is.
+    compact: Callable[[Any], Any] | None = None
 
 
 FACT_ORIGINS = ("live", "pasted", "baseline")
@@ -273,7 +275,9 @@ def check(
     return deco
 
 
-def fact(name: str, *, source: str = "live", ask: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def fact(
+    name: str, *, source: str = "live", ask: str = "", compact: Callable[[Any], Any] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a fact provider. Its parameters name other facts it is derived from.
 
     ``source`` says where the value comes from: ``live`` (read on this machine), ``pasted``
@@ -285,12 +289,16 @@ def fact(name: str, *, source: str = "live", ask: str = "") -> Callable[[Callabl
     from the paste) and returns the fact in its live shape, or raises :class:`Unavailable`.
 
     ``ask`` says what to ask a reporter for when a paste does not show this fact, e.g.
-    ``"the output of `nvidia-smi`"``."""
+    ``"the output of `nvidia-smi`"``.
+
+    ``compact`` shortens a large value for the report (reports stay small unless the run asks
+    for ``--full-facts``): it gets the value the checks judged and returns what the report keeps,
+    in the same shape, with what checks, ``diff`` and ``fleet`` read. Checks always get the full value."""
     if source not in FACT_ORIGINS:
         raise ValueError(f"fact source must be one of {', '.join(FACT_ORIGINS)}: {source!r}")
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func), origin=source, ask=ask))
+        setattr(func, FACT_ATTR, FactSpec(name, func, _params(func), origin=source, ask=ask, compact=compact))
         return func
 
     return deco

@@ -70,6 +70,7 @@ class RunPlan:
     strict: bool = False
     redact: bool = False
     quiet: bool = False
+    full_facts: bool = False  # --full-facts: the report keeps every fact whole (envdoctor.core.compact)
     checks_paths: tuple[str, ...] = ()
     config_path: str | None = None
     inputs: RunInputs = RunInputs()  # --baseline, --lock, --as-user (validated)
@@ -92,6 +93,7 @@ class RunPlan:
             checks_paths=self.checks_paths,
             verbose=self.verbose,
             torch_expected=self.expectations.torch_expected,
+            full_facts=self.full_facts,
             extra={**self.inputs.as_options(), **dict(self.extra)},
             interpreter=self.interpreter,
         )

@@ -13,7 +13,7 @@ from typing import Any
 from envdoctor.core.api import Fix, Item, Status
 from envdoctor.core.exitcode import ExitCode
 
-SCHEMA_VERSION = "1.1"  # 1.1: results carry "fixes"
+SCHEMA_VERSION = "1.2"  # 1.1: results carry "fixes"; 1.2: "facts_compacted" (default reports keep facts short)
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,9 @@ class Report:
     # Set by the distributed executor on ranks other than 0: {"rank", "world_size", "delivered"}.
     # Such a rank's verdict is in rank 0's report; its own exit says only whether it got there.
     worker: Mapping[str, Any] | None = None
+    # Facts whose value is the short form their provider declared (envdoctor.core.compact);
+    # empty: every fact is whole (--full-facts, or a report from before schema 1.2).
+    facts_compacted: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Status}

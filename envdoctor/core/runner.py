@@ -160,14 +160,7 @@ def run_checks(
     try:
         for t in threads:  # inside the try: a Ctrl-C while they start still gives the partial report
             t.start()
-        with done:
-            while len(state.outcomes) < len(specs):
-                if deadline is not None and time.monotonic() >= deadline:
-                    state.timed_out = True
-                    break
-                if not any(t.is_alive() for t in threads):
-                    break
-                done.wait(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+        _wait_for_workers(state, done, threads, len(specs), deadline)
     except KeyboardInterrupt:
         state.interrupted = True
     if state.timed_out or state.interrupted:
@@ -178,6 +171,24 @@ def run_checks(
         with done:
             while len(state.outcomes) < len(specs) and time.monotonic() < grace_end and running:
                 done.wait(0.05)
+    _mark_unfinished(specs, state, done, running)
+    return state
+
+
+def _wait_for_workers(state: RunState, done: threading.Condition, threads: list[threading.Thread], total: int, deadline) -> None:
+    """Until every check has an outcome, the workers are gone, or the run's deadline passes."""
+    with done:
+        while len(state.outcomes) < total:
+            if deadline is not None and time.monotonic() >= deadline:
+                state.timed_out = True
+                break
+            if not any(t.is_alive() for t in threads):
+                break
+            done.wait(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+
+
+def _mark_unfinished(specs: Sequence[CheckSpec], state: RunState, done: threading.Condition, running: dict[str, float]) -> None:
+    """Every check without an outcome becomes an ``error`` row saying whether it was cut off or never started."""
     why = "interrupted (Ctrl-C) before it finished" if state.interrupted else "did not finish within the run's --timeout"
     with done:
         for spec in specs:
@@ -189,4 +200,3 @@ def run_checks(
                     else why.replace("before it finished", "before it started").replace("did not finish", "was not started")
                 )
                 state.outcomes[spec.id] = _row(spec, Status.ERROR, msg)
-    return state

@@ -43,6 +43,7 @@ class RunOptions:
     checks_paths: Sequence[str] = ()
     verbose: bool = False
     torch_expected: bool = True  # False with `--expect torch=none`
+    full_facts: bool = False  # --full-facts: recorded in the report's options
     extra: Mapping[str, Any] = field(default_factory=dict)  # more entries for the `options` fact
     interpreter: Interpreter | None = None  # --python, examined by the plan; None: envdoctor's own
 
@@ -113,6 +114,7 @@ def execute(
             "select": list(opts.select),
             "deselect": list(opts.deselect),
             "timeout": opts.timeout,
+            "full_facts": opts.full_facts,
             **({} if interp.own else {"python": interp.executable}),
         },
         interrupted=state.interrupted,

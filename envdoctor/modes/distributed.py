@@ -109,45 +109,57 @@ def first_slurm_host(nodelist: str) -> str:
     return re.sub(r"\[([^\]]*)\]", lambda m: m.group(1).split(",")[0].split("-")[0], first)
 
 
+def _torchrun_vars(env: Mapping[str, str], problems: list[str]) -> tuple:
+    launcher = "torchrun" if "TORCHELASTIC_RUN_ID" in env else "env"
+    rank = _int(env, "RANK", problems)
+    world = _int(env, "WORLD_SIZE", problems)
+    local_rank = _int(env, "LOCAL_RANK", problems, 0)
+    local_world = _int(env, "LOCAL_WORLD_SIZE", problems)
+    addr = env.get("MASTER_ADDR", "")
+    port = _int(env, "MASTER_PORT", problems)
+    if port is None:
+        problems.append("MASTER_PORT is not set")
+    run_id = env.get("TORCHELASTIC_RUN_ID", "") + "." + env.get("TORCHELASTIC_RESTART_COUNT", "0")
+    return launcher, rank, world, local_rank, local_world, addr, port, run_id
+
+
+def _slurm_vars(env: Mapping[str, str], problems: list[str]) -> tuple:
+    rank = _int(env, "SLURM_PROCID", problems)
+    world = _int(env, "SLURM_NTASKS", problems)
+    local_rank = _int(env, "SLURM_LOCALID", problems, 0)
+    local_world = _int(env, "SLURM_NTASKS_PER_NODE", problems)
+    nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or ""
+    addr = env.get("MASTER_ADDR") or (first_slurm_host(nodelist) if nodelist else "")
+    job = _int(env, "SLURM_JOB_ID", problems, 0) or 0
+    step = _int(env, "SLURM_STEP_ID", problems, 0) or 0
+    # Every task of the step must compute the same port without talking to the others.
+    port = _int(env, "MASTER_PORT", problems, 20000 + (job + step) % 20000)
+    return "slurm", rank, world, local_rank, local_world, addr, port, f"slurm.{job}.{step}"
+
+
+def _indexed_job_vars(env: Mapping[str, str], problems: list[str]) -> tuple:
+    rank = _int(env, "JOB_COMPLETION_INDEX", problems)
+    world = _int(env, "WORLD_SIZE", problems)
+    if world is None:
+        problems.append("WORLD_SIZE is not set (set it to the Job's completions)")
+    addr = env.get("MASTER_ADDR", "")
+    port = _int(env, "MASTER_PORT", problems, DEFAULT_PORT)
+    run_id = "k8s." + env.get("HOSTNAME", "").rsplit("-", 2)[0]
+    return "kubernetes", rank, world, 0, 1, addr, port, run_id
+
+
 def detect_launch(env: Mapping[str, str]) -> Launch | None:
     """torchrun's variables win (torchrun may itself run under srun); then Slurm's; then an indexed Job's."""
     problems: list[str] = []
     if "RANK" in env or ("WORLD_SIZE" in env and "JOB_COMPLETION_INDEX" not in env):
-        launcher = "torchrun" if "TORCHELASTIC_RUN_ID" in env else "env"
-        rank = _int(env, "RANK", problems)
-        world = _int(env, "WORLD_SIZE", problems)
-        local_rank = _int(env, "LOCAL_RANK", problems, 0)
-        local_world = _int(env, "LOCAL_WORLD_SIZE", problems)
-        addr = env.get("MASTER_ADDR", "")
-        port = _int(env, "MASTER_PORT", problems)
-        if port is None:
-            problems.append("MASTER_PORT is not set")
-        run_id = env.get("TORCHELASTIC_RUN_ID", "") + "." + env.get("TORCHELASTIC_RESTART_COUNT", "0")
+        found = _torchrun_vars(env, problems)
     elif "SLURM_PROCID" in env and "SLURM_NTASKS" in env:
-        launcher = "slurm"
-        rank = _int(env, "SLURM_PROCID", problems)
-        world = _int(env, "SLURM_NTASKS", problems)
-        local_rank = _int(env, "SLURM_LOCALID", problems, 0)
-        local_world = _int(env, "SLURM_NTASKS_PER_NODE", problems)
-        nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or ""
-        addr = env.get("MASTER_ADDR") or (first_slurm_host(nodelist) if nodelist else "")
-        job = _int(env, "SLURM_JOB_ID", problems, 0) or 0
-        step = _int(env, "SLURM_STEP_ID", problems, 0) or 0
-        # Every task of the step must compute the same port without talking to the others.
-        port = _int(env, "MASTER_PORT", problems, 20000 + (job + step) % 20000)
-        run_id = f"slurm.{job}.{step}"
+        found = _slurm_vars(env, problems)
     elif "JOB_COMPLETION_INDEX" in env:
-        launcher = "kubernetes"
-        rank = _int(env, "JOB_COMPLETION_INDEX", problems)
-        world = _int(env, "WORLD_SIZE", problems)
-        if world is None:
-            problems.append("WORLD_SIZE is not set (set it to the Job's completions)")
-        local_rank, local_world = 0, 1
-        addr = env.get("MASTER_ADDR", "")
-        port = _int(env, "MASTER_PORT", problems, DEFAULT_PORT)
-        run_id = "k8s." + env.get("HOSTNAME", "").rsplit("-", 2)[0]
+        found = _indexed_job_vars(env, problems)
     else:
         return None
+    launcher, rank, world, local_rank, local_world, addr, port, run_id = found
     if rank is None:
         problems.append("the rank is not set")
     if world is None or world < 1:

@@ -64,11 +64,33 @@ def to_dict(report: Report, *, strict: bool = False) -> dict[str, Any]:
         },
         "results": [result_to_dict(r) for r in report.results],
         "facts": _plain(report.facts),
+        "facts_compacted": list(report.facts_compacted),
     }
 
 
 def render_json(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
-    return json.dumps(to_dict(report, strict=strict), indent=2, sort_keys=False) + "\n"
+    # One result per line (grep finds a check's whole row); each fact's entries one per line.
+    fields = [f"  {json.dumps(k)}: {dumps(v, 1, 2 if k == 'results' else 3)}" for k, v in to_dict(report, strict=strict).items()]
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+INLINE_WIDTH = 100
+
+
+def dumps(value: Any, depth: int = 0, inline_from: int = 3) -> str:
+    """JSON indented by two spaces per level, down to ``inline_from`` levels; below that, and
+    wherever the one-line form fits in INLINE_WIDTH characters, a value is one line. A GPU node's
+    report is a third of its fully indented size, and a package or a mount is one line, not
+    seven. Same data as json.dumps (readers parse it as any JSON)."""
+    flat = json.dumps(value)
+    if not isinstance(value, (dict, list)) or not value or depth >= inline_from or 2 * depth + len(flat) <= INLINE_WIDTH:
+        return flat
+    inner = "  " * (depth + 1)
+    if isinstance(value, dict):
+        parts = [f"{inner}{json.dumps(str(k))}: {dumps(v, depth + 1, inline_from)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(parts) + "\n" + "  " * depth + "}"
+    parts = [f"{inner}{dumps(v, depth + 1, inline_from)}" for v in value]
+    return "[\n" + ",\n".join(parts) + "\n" + "  " * depth + "]"
 
 
 def result_from_dict(d: dict[str, Any]) -> CheckOutcome:
@@ -100,4 +122,5 @@ def from_dict(d: dict[str, Any]) -> Report:
         interrupted=bool(d.get("summary", {}).get("interrupted", False)),
         timed_out=bool(d.get("summary", {}).get("timed_out", False)),
         schema_version=str(d["schema_version"]),
+        facts_compacted=tuple(str(n) for n in d.get("facts_compacted") or () if isinstance(n, str)),
     )

@@ -1,8 +1,10 @@
 """Markdown for a GitHub issue: verdict, the stack's versions and the problems first; every
 check and the environment facts in collapsible sections.
 
-Bounded: GitHub refuses an issue or comment body over 65,536 characters, so sections are added
-in order of usefulness and shortened or left out (with a note) when the budget runs out. The
+Bounded: 20,000 bytes by default, so a paste leaves room in an issue for the user's own words
+and a comment or two; a --full-facts run may use what GitHub allows (an issue or comment body
+over 65,536 characters is refused). Sections are added in order of usefulness and shortened or
+left out (with a note) when the budget runs out. The
 report it gets has already been scrubbed of secrets (and, with --redact, of identities).
 """
 
@@ -19,7 +21,8 @@ from envdoctor.reporters.text import summary_line, verdict
 
 ICON = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
 GITHUB_LIMIT = 65_536
-MAX_CHARS = 64_000  # headroom for the user's own words around the paste
+MAX_CHARS = 64_000  # --full-facts: headroom for the user's own words around the paste
+DEFAULT_BYTES = 20_000  # the default report (docs/DESIGN: markdown <= 20 KB)
 MAX_ITEMS = 20  # per problem; a node with 8 bad GPUs fits, a list of 500 libraries does not
 MAX_LINE = 600
 # Facts shown first, and how; the rest follow alphabetically as JSON.
@@ -123,10 +126,14 @@ def _fact_section(name: str, value: Any) -> list[str]:
     return _details(name, _block(json.dumps(value, indent=1, default=str), "json"))
 
 
+def _size(lines: list[str]) -> int:
+    """Bytes, not characters: the bound is on what is pasted and stored (an icon is 3-6 bytes)."""
+    return sum(len(x.encode("utf-8", "replace")) + 1 for x in lines)
+
+
 def _fit(section: list[str], budget: int) -> list[str] | None:
     """The section if it fits; a cut-down code block if a useful part fits; else None."""
-    text = "\n".join(section)
-    if len(text) + 1 <= budget:
+    if _size(section) <= budget:
         return section
     if budget < 800:
         return None
@@ -135,8 +142,13 @@ def _fit(section: list[str], budget: int) -> list[str] | None:
         return None
     head, tail = section[:3], section[4:]
     body = section[3]
-    room = budget - len("\n".join(head + tail)) - 120
-    return [*head, body[: max(0, room)] + "\n… (cut to fit a GitHub issue; the --format json report has it all)", *tail]
+    room = budget - _size(head + tail) - 120
+    return [
+        *head,
+        body.encode("utf-8", "replace")[: max(0, room)].decode("utf-8", "ignore")
+        + "\n… (cut to fit a GitHub issue; the --format json report has it all)",
+        *tail,
+    ]
 
 
 def render_markdown(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
@@ -146,13 +158,13 @@ def render_markdown(report: Report, *, verbose: bool = False, color: bool = Fals
     head += _stack(report)
     out = head
     problems = report.problems()
-    budget = MAX_CHARS - 400  # the closing notes
+    budget = (MAX_CHARS if report.options.get("full_facts") else DEFAULT_BYTES) - 400  # the closing notes
     if problems:
         out += [f"#### Problems ({len(problems)})", ""]
         shown = 0
         for r in problems:
             lines = _problem(r)
-            if sum(len(x) + 1 for x in out + lines) > budget * 0.6:
+            if _size(out + lines) > budget * 0.6:
                 break
             out += lines
             shown += 1
@@ -162,11 +174,11 @@ def render_markdown(report: Report, *, verbose: bool = False, color: bool = Fals
     else:
         out += ["No problems found.", ""]
 
-    used = sum(len(x) + 1 for x in out)
+    used = _size(out)
     rows = ["| | check | result |", "|---|---|---|"]
     for r in report.results:
         row = f"| {ICON[r.status]} | `{r.id}` | {_md(r.message or r.title)} |"
-        if used + sum(len(x) + 1 for x in rows) + len(row) + 200 > budget * 0.75:
+        if used + _size(rows) + _size([row]) + 200 > budget * 0.75:
             rows.append(f"| | … | {len(report.results) - (len(rows) - 2)} more checks |")
             break
         rows.append(row)
@@ -180,7 +192,7 @@ def render_markdown(report: Report, *, verbose: bool = False, color: bool = Fals
         out += _details(f"Not available ({len(missing)})", lines)
     left_out = []
     for name in (n for n in names if n not in missing):
-        used = sum(len(x) + 1 for x in out)
+        used = _size(out)
         section = _fit(_fact_section(name, report.facts[name]), budget - used)
         if section is None:
             left_out.append(name)
