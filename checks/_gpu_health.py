@@ -90,7 +90,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _absent(gpu: Mapping[str, Any], key: str) -> str:
+def why_absent(gpu: Mapping[str, Any], key: str) -> str:
     """Why a field is missing: NVML said unsupported, NVML failed, or it was not read."""
     if key in gpu.get("unsupported", {}):
         return gpu["unsupported"][key]
@@ -108,7 +108,7 @@ def judge_ecc(gpu: Mapping[str, Any]) -> Finding:
         return Finding("ecc", Status.PASS, "ECC off (memory errors go undetected)")
     ecc = gpu.get("ecc")
     if ecc is None:
-        return Finding("ecc", Status.SKIP, f"ECC {_absent(gpu, 'ecc')}")
+        return Finding("ecc", Status.SKIP, f"ECC {why_absent(gpu, 'ecc')}")
     volatile = (ecc.get("volatile") or {}).get("uncorrected") or 0
     aggregate = (ecc.get("aggregate") or {}).get("uncorrected") or 0
     if volatile:
@@ -303,7 +303,8 @@ def judge_xids(events: Sequence[XidEvent], log: KernelLog | None) -> list[Findin
     for code, group in by_code.items():
         info, first = group[0].info, group[0]
         status = max((event_severity(e) for e in group), key=lambda s: s.severity)
-        times = f" ×{len(group)}" if len(group) > 1 else ""
+        count = sum(1 + e.repeated for e in group)
+        times = f" ×{count}" if count > 1 else ""
         message = f"Xid {code} ({info.name}){times}{_when(first)}"
         hardware = info.hardware and status is not Status.PASS
         remedy = info.remedy if status is not Status.PASS else Remedy.NONE
@@ -339,6 +340,12 @@ class GpuEvidence:
 
     def to_item(self) -> Item:
         return Item(self.label, self.status, self.line)
+
+    @property
+    def action(self) -> str:
+        """What to do about the hardware evidence ("" when there is none)."""
+        faults = [f for f in self.findings if f.hardware and f.status in (Status.WARN, Status.FAIL)]
+        return _action_for(faults) if faults else ""
 
     def to_dict(self) -> dict[str, Any]:
         findings = [{"topic": f.topic, "status": f.status.value, "message": f.message, "hardware": f.hardware} for f in self.findings]
