@@ -153,6 +153,12 @@ def _advice(f: gh.Finding) -> str:
     return f"{text}; the GPU, not the software, is at fault" if f.hardware and text else text
 
 
+def _raw(g: Mapping[str, Any], key: str) -> dict:
+    """What NVML said about one field of one GPU: its value, or why there is none."""
+    why = g.get("unsupported", {}).get(key) or (g.get("errors", {}).get(key) or {}).get("text")
+    return {key: g.get(key)} if why is None else {key: None, "why": why}
+
+
 def judge_each(health: Mapping[str, Any], judge: Callable[[dict], gh.Finding | None], what: str, key: str) -> Result:
     """One item per GPU from ``judge``; GPUs it cannot judge are skipped items with the reason;
     the row is the worst of them, or a skip when no GPU could be judged."""
@@ -166,7 +172,7 @@ def judge_each(health: Mapping[str, Any], judge: Callable[[dict], gh.Finding | N
         else:
             items.append(Item(_label(g), f.status, f.message))
             judged.append((g, f))
-    details = {"gpus": {str(g.get("index")): {k: g.get(k) for k in (key, "unsupported", "errors")} for g in gpus}}
+    details = {"gpus": {str(g.get("index")): _raw(g, key) for g in gpus}}
     if not judged:
         reasons = sorted({i.message for i in items})
         return skip(f"{'; '.join(reasons)} ({', '.join(i.name for i in items)})")

@@ -199,3 +199,7 @@ def nvmlDeviceGetNvLinkState(h, link):
 
 def nvmlDeviceGetCurrentClocksEventReasons(h):
     return 0x40 if _fault(h) == "thermal" else 0x1
+
+
+def nvmlDeviceGetP2PStatus(h1, h2, caps):
+    return NVML_P2P_STATUS_OK
