@@ -16,19 +16,24 @@ Retirement" (pages pending retirement are retired at the next driver reload).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from envdoctor import Item, Status
 from envdoctor_checks._xid import KernelLog, Remedy, XidEvent, event_severity, pci_key
+from envdoctor_checks.bodies.nvml_health import (  # noqa: F401 - re-exported: gathering lives with the NVML child
+    FI_DRAIN_AND_RESET_STATUS,
+    FI_GPU_RECOVERY_ACTION,
+    FI_RESET_STATUS,
+    NOT_IN_DRIVER,
+    NOT_SUPPORTED,
+    gather_gpu,
+    gather_health,
+)
 
-NOT_SUPPORTED = "not supported on this GPU"
-NOT_IN_DRIVER = "not supported by this driver"
 NVML_GPU_IS_LOST = 15
 NVML_RESET_REQUIRED = 16
-FI_GPU_RECOVERY_ACTION = 230  # NVML_FI_DEV_GET_GPU_RECOVERY_ACTION; absent from older nvidia-ml-py
-FI_RESET_STATUS, FI_DRAIN_AND_RESET_STATUS = 226, 227  # what drivers before the recovery action had
 LOAD_UTILIZATION = 50  # % GPU busy at which a downshifted PCIe link is no longer power saving
 
 # nvmlClocksEventReason* (pynvml 13.615); 0x200 and 0x400 exist only as nvmlClocksThrottleReason*.
@@ -85,7 +90,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _absent(gpu: Mapping[str, Any], key: str) -> str:
+def why_absent(gpu: Mapping[str, Any], key: str) -> str:
     """Why a field is missing: NVML said unsupported, NVML failed, or it was not read."""
     if key in gpu.get("unsupported", {}):
         return gpu["unsupported"][key]
@@ -103,7 +108,7 @@ def judge_ecc(gpu: Mapping[str, Any]) -> Finding:
         return Finding("ecc", Status.PASS, "ECC off (memory errors go undetected)")
     ecc = gpu.get("ecc")
     if ecc is None:
-        return Finding("ecc", Status.SKIP, f"ECC {_absent(gpu, 'ecc')}")
+        return Finding("ecc", Status.SKIP, f"ECC {why_absent(gpu, 'ecc')}")
     volatile = (ecc.get("volatile") or {}).get("uncorrected") or 0
     aggregate = (ecc.get("aggregate") or {}).get("uncorrected") or 0
     if volatile:
@@ -298,7 +303,8 @@ def judge_xids(events: Sequence[XidEvent], log: KernelLog | None) -> list[Findin
     for code, group in by_code.items():
         info, first = group[0].info, group[0]
         status = max((event_severity(e) for e in group), key=lambda s: s.severity)
-        times = f" ×{len(group)}" if len(group) > 1 else ""
+        count = sum(1 + e.repeated for e in group)
+        times = f" ×{count}" if count > 1 else ""
         message = f"Xid {code} ({info.name}){times}{_when(first)}"
         hardware = info.hardware and status is not Status.PASS
         remedy = info.remedy if status is not Status.PASS else Remedy.NONE
@@ -334,6 +340,12 @@ class GpuEvidence:
 
     def to_item(self) -> Item:
         return Item(self.label, self.status, self.line)
+
+    @property
+    def action(self) -> str:
+        """What to do about the hardware evidence ("" when there is none)."""
+        faults = [f for f in self.findings if f.hardware and f.status in (Status.WARN, Status.FAIL)]
+        return _action_for(faults) if faults else ""
 
     def to_dict(self) -> dict[str, Any]:
         findings = [{"topic": f.topic, "status": f.status.value, "message": f.message, "hardware": f.hardware} for f in self.findings]
@@ -427,178 +439,3 @@ def summarize(health: Mapping[str, Any], log: KernelLog | None) -> list[GpuEvide
     for pci, group in orphans.items():
         out.append(summarize_gpu(f"GPU at PCI {pci}{missing}", None, group, log))
     return out
-
-
-# ---- gathering (runs in a subprocess; pynvml is imported only when called) -------------------
-
-
-class _Reader:
-    """Reads one NVML value at a time so that one unsupported query loses only that field."""
-
-    def __init__(self, nvml: Any) -> None:
-        self.nvml = nvml
-        self.unsupported: dict[str, str] = {}
-        self.errors: dict[str, dict[str, Any]] = {}
-
-    def get(self, key: str, fn: str | Callable[..., Any], *args: Any) -> Any:
-        """fn(*args), fn being an nvml function name or a callable; None when NVML says no."""
-        call = getattr(self.nvml, fn, None) if isinstance(fn, str) else fn
-        if call is None:
-            self.unsupported[key] = f"not available in this nvidia-ml-py ({fn})"
-            return None
-        try:
-            return call(*args)
-        except self.nvml.NVMLError as e:
-            self.record(key, e)
-            return None
-
-    def record(self, key: str, error: Any) -> None:
-        code = getattr(error, "value", None)
-        if code == self.nvml.NVML_ERROR_NOT_SUPPORTED:
-            self.unsupported[key] = NOT_SUPPORTED
-        elif code == getattr(self.nvml, "NVML_ERROR_FUNCTION_NOT_FOUND", 13):
-            self.unsupported[key] = NOT_IN_DRIVER
-        else:
-            self.errors[key] = {"code": code, "text": str(error)}
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-def _field_values(nvml: Any, handle: Any, ids: Sequence[int]) -> list[int | None]:
-    """nvmlDeviceGetFieldValues, each value or None where NVML answered that field with an error."""
-    values = nvml.nvmlDeviceGetFieldValues(handle, list(ids))
-    members = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")  # by nvmlValueType_t
-    out: list[int | None] = []
-    for v in values:
-        ok = v.nvmlReturn == nvml.NVML_SUCCESS and 0 <= v.valueType < len(members)
-        out.append(int(getattr(v.value, members[v.valueType])) if ok else None)
-    return out
-
-
-def _read_ecc(r: _Reader, h: Any) -> dict[str, Any]:
-    nvml, out = r.nvml, {}
-    mode = r.get("ecc", "nvmlDeviceGetEccMode", h)
-    if mode is None:
-        return out
-    out["ecc_mode"] = {"current": int(mode[0]), "pending": int(mode[1])}
-    counts: dict[str, dict[str, int]] = {}
-    for scope, counter in (("volatile", nvml.NVML_VOLATILE_ECC), ("aggregate", nvml.NVML_AGGREGATE_ECC)):
-        for kind, err in (("corrected", nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED), ("uncorrected", nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)):
-            value = r.get("ecc", "nvmlDeviceGetTotalEccErrors", h, err, counter)
-            if value is not None:
-                counts.setdefault(scope, {})[kind] = int(value)
-    if counts:
-        out["ecc"] = counts
-    return out
-
-
-def _read_memory_repair(r: _Reader, h: Any) -> dict[str, Any]:
-    nvml, out = r.nvml, {}
-    rows = r.get("remapped_rows", "nvmlDeviceGetRemappedRows", h)
-    if rows is not None:
-        corr, unc, pending, failure = (int(x) for x in rows)
-        out["remapped_rows"] = {"correctable": corr, "uncorrectable": unc, "pending": pending, "failure": failure}
-    sbe = r.get("retired_pages", "nvmlDeviceGetRetiredPages", h, nvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
-    dbe = r.get("retired_pages", "nvmlDeviceGetRetiredPages", h, nvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
-    pending_pages = r.get("retired_pages", "nvmlDeviceGetRetiredPagesPendingStatus", h)
-    if sbe is not None or dbe is not None or pending_pages is not None:
-        out["retired_pages"] = {"sbe": len(sbe or ()), "dbe": len(dbe or ()), "pending": int(pending_pages or 0)}
-    return out
-
-
-def _read_recovery(r: _Reader, h: Any) -> dict[str, Any]:
-    field = getattr(r.nvml, "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION", FI_GPU_RECOVERY_ACTION)
-    values = r.get("recovery_action", _field_values, r.nvml, h, [field, FI_RESET_STATUS, FI_DRAIN_AND_RESET_STATUS])
-    if values is None:
-        return {}
-    action, reset, drain = values
-    if action is not None:
-        return {"recovery_action": action}
-    if reset is None and drain is None:
-        r.unsupported["recovery_action"] = NOT_SUPPORTED
-        return {}
-    # Drivers from before the recovery action report the two flags it replaced.
-    return {"reset_status": {"reset_required": bool(reset), "drain_and_reset": bool(drain)}}
-
-
-def _read_pcie(r: _Reader, h: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    pcie = {
-        "gen": r.get("pcie", "nvmlDeviceGetCurrPcieLinkGeneration", h),
-        "width": r.get("pcie", "nvmlDeviceGetCurrPcieLinkWidth", h),
-        "max_gen": r.get("pcie", "nvmlDeviceGetMaxPcieLinkGeneration", h),
-        "max_width": r.get("pcie", "nvmlDeviceGetMaxPcieLinkWidth", h),
-    }
-    if any(v is not None for v in pcie.values()):
-        out["pcie"] = pcie
-    util = r.get("utilization", "nvmlDeviceGetUtilizationRates", h)
-    if util is not None:
-        out["utilization_gpu"] = int(util.gpu)
-    return out
-
-
-def _read_nvlink(r: _Reader, h: Any) -> dict[str, Any]:
-    active: list[int] = []
-    inactive: list[int] = []
-    for link in range(getattr(r.nvml, "NVML_NVLINK_MAX_LINKS", 18)):
-        try:
-            state = r.nvml.nvmlDeviceGetNvLinkState(h, link)
-        except r.nvml.NVMLError as e:
-            if link == 0:
-                r.record("nvlink", e)  # no NVLink on this GPU (or NVML cannot say)
-                break
-            continue  # links past the GPU's count answer "invalid argument"
-        (active if state else inactive).append(link)
-    return {"nvlink": {"active": active, "inactive": inactive}} if active or inactive else {}
-
-
-def _read_clocks(r: _Reader, h: Any) -> dict[str, Any]:
-    mask = r.get("clocks_event_reasons", "nvmlDeviceGetCurrentClocksEventReasons", h)
-    if mask is None and "clocks_event_reasons" in r.unsupported:
-        r.unsupported.pop("clocks_event_reasons")  # drivers before 535 only have the older name
-        mask = r.get("clocks_event_reasons", "nvmlDeviceGetCurrentClocksThrottleReasons", h)
-    return {} if mask is None else {"clocks_event_reasons": int(mask)}
-
-
-def gather_gpu(nvml: Any, index: int) -> dict[str, Any]:
-    """One GPU's health values as plain JSON-able data; fields NVML cannot give are absent and
-    named in "unsupported" (or "errors" with NVML's code and text)."""
-    r = _Reader(nvml)
-    h = r.get("handle", "nvmlDeviceGetHandleByIndex", index)
-    out: dict[str, Any] = {"index": index}
-    if h is not None:
-        pci = r.get("pci_bus_id", "nvmlDeviceGetPciInfo", h)
-        name, uuid = r.get("name", "nvmlDeviceGetName", h), r.get("uuid", "nvmlDeviceGetUUID", h)
-        out.update(name=_text(name) if name is not None else None, uuid=_text(uuid) if uuid is not None else None)
-        out["pci_bus_id"] = _text(pci.busId) if pci is not None else None
-        for part in (_read_ecc, _read_memory_repair, _read_recovery, _read_pcie, _read_nvlink, _read_clocks):
-            out.update(part(r, h))
-    out.update(unsupported=r.unsupported, errors=r.errors)
-    return out
-
-
-def gather_health(handle_count: int | None = None, nvml: Any = None) -> dict[str, Any]:
-    """Every GPU's health values, written against nvidia-ml-py; meant to run in a subprocess with a
-    deadline (NVML can block on a wedged GPU). Importing this module touches nothing; only this
-    call loads NVML. ``handle_count`` limits how many GPUs are read (default: all)."""
-    if nvml is None:
-        try:
-            import pynvml as nvml  # nvidia-ml-py, a dependency of envdoctor
-        except ImportError as e:
-            return {"gpus": [], "error": f"nvidia-ml-py is not importable: {e}"}
-    try:
-        nvml.nvmlInit()
-    except nvml.NVMLError as e:
-        return {"gpus": [], "error": f"NVML could not start: {e}"}
-    try:
-        count = handle_count if handle_count is not None else nvml.nvmlDeviceGetCount()
-        return {"gpus": [gather_gpu(nvml, i) for i in range(count)]}
-    except nvml.NVMLError as e:
-        return {"gpus": [], "error": f"NVML could not count GPUs: {e}"}
-    finally:
-        try:
-            nvml.nvmlShutdown()
-        except nvml.NVMLError:
-            pass

@@ -30,7 +30,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envdoctor import Status
@@ -240,6 +240,7 @@ class XidEvent:
     since_boot: float | None  # seconds, from /dev/kmsg, dmesg "[12345.678]" or journalctl short-monotonic
     wall_time: str | None  # as printed by syslog/journalctl/dmesg -T, when that is all there is
     raw: str
+    repeated: int = 0  # further events of this code on this GPU that were counted, not kept (see compact)
 
     @property
     def info(self) -> XidInfo:
@@ -263,7 +264,16 @@ class XidEvent:
             "message": self.message,
             "since_boot": self.since_boot,
             "wall_time": self.wall_time,
+            "repeated": self.repeated,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> XidEvent:
+        """The inverse of to_dict (without the raw line, which reports never carry)."""
+        return cls(
+            code=int(d["code"]), pci=d.get("pci"), pid=d.get("pid"), process=d.get("process"), message=d.get("message") or "",
+            since_boot=d.get("since_boot"), wall_time=d.get("wall_time"), raw="", repeated=int(d.get("repeated") or 0),
+        )  # fmt: skip
 
 
 def pci_key(bus_id: str | None) -> str | None:
@@ -324,6 +334,22 @@ def parse_lines(lines: Iterable[str]) -> list[XidEvent]:
     return [e for e in map(parse_line, lines) if e is not None]
 
 
+def compact(events: Iterable[XidEvent], keep: int = 5) -> list[XidEvent]:
+    """The first ``keep`` events of each (code, GPU) and the last one, which counts the rest in
+    ``repeated``, in log order: a program that faults in a loop logs thousands of Xid 13s, and a
+    report must stay small while still saying how many there were and when they began and ended."""
+    events = list(events)
+    groups: dict[tuple[int, str | None], list[int]] = {}
+    for i, e in enumerate(events):
+        groups.setdefault((e.code, e.pci), []).append(i)
+    kept: dict[int, XidEvent] = {}
+    for idx in groups.values():
+        kept.update((i, events[i]) for i in idx[:keep])
+        if len(idx) > keep:
+            kept[idx[-1]] = replace(events[idx[-1]], repeated=len(idx) - keep - 1)
+    return [kept[i] for i in sorted(kept)]
+
+
 _RECOVERY_IN_MESSAGE = re.compile(r"\bto 0x(?P<v>[0-9a-fA-F]+)")
 
 
@@ -362,6 +388,11 @@ class KernelLog:
             "complete": self.complete,
             "events": [e.to_dict() for e in self.events],
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> KernelLog:
+        events = tuple(XidEvent.from_dict(e) for e in d.get("events") or ())
+        return cls(d.get("source") or "", events, d.get("reason") or "", bool(d.get("complete", True)))
 
 
 def read_kmsg(path: str = KMSG, deadline: float | None = None, max_records: int = 500_000) -> tuple[list[str], bool]:

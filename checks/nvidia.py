@@ -197,14 +197,15 @@ def hang_reason(what: str, timeout: float) -> str:
     return f"{what} within {timeout:.0f}s: {WEDGED}"
 
 
-def nvml_query(env: Mapping[str, str] | None = None, timeout: float | None = None) -> dict:
+def nvml_query(env: Mapping[str, str] | None = None, timeout: float | None = None, args: tuple[str, ...] = ()) -> dict:
     """NVML's view, or raise Unavailable with NVML's own error text (:class:`DriverHung` when it
     did not answer). NVML has no timeout of its own, blocks forever on a wedged GPU and has
     crashed an interpreter, so it runs in a child process (``bodies/nvml_child.py``, its own
     process group) that is killed at the deadline. The error carries ``library``: the
-    libnvidia-ml the child loaded, which tells a library/kernel-module mismatch."""
+    libnvidia-ml the child loaded, which tells a library/kernel-module mismatch. ``args``
+    select another query of the same child (``--health``)."""
     timeout = timeout or NVML_TIMEOUT
-    res = run([sys.executable, NVML_CHILD], timeout=timeout, env=env)
+    res = run([sys.executable, NVML_CHILD, *args], timeout=timeout, env=env)
     if res.timed_out:
         raise DriverHung(hang_reason("NVML did not answer", timeout))
     lines = res.stdout.strip().splitlines()

@@ -17,8 +17,10 @@ one import and first compile per lane at the same time. On the H200 machine that
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
-from envdoctor import TRITON_DISTS, Item, ProbeRaised, Result, Skip, Status, best_signature, check, fail, ok, skip, warn, worst
+from envdoctor import TRITON_DISTS, Item, ProbeError, ProbeRaised, Result, Skip, Status, best_signature, check, fail, ok, skip, warn, worst
+from envdoctor_checks import health
 from envdoctor_checks.signatures import SIGNATURES
 
 BODY = "envdoctor_checks.bodies.smoke"
@@ -87,6 +89,68 @@ def gpu_gate(torch_build, gpus, visible_gpus, env, *, reports_hidden: bool = Fal
     return None
 
 
+# --- hardware evidence: stack or silicon? -----------------------------------------------------
+
+
+def _cuda_gpu(visible_gpus, gpus, torch_index: int) -> dict | None:
+    """The GPU (as the gpus fact lists it) that torch calls cuda:<torch_index>."""
+    if isinstance(visible_gpus, list):
+        return visible_gpus[torch_index] if torch_index < len(visible_gpus) else None
+    if isinstance(gpus, list):
+        return next((g for g in gpus if g.get("index") == torch_index), None)
+    return None
+
+
+def gpu_evidence(gpu_health, visible_gpus, gpus, indices=(0,)) -> list:
+    """Hardware evidence for the GPUs torch numbers ``indices`` (cuda:0 for the single-GPU
+    smokes); labelled as torch numbers them, with NVML's index where CUDA_VISIBLE_DEVICES
+    renumbers. The kernel log is read again: the failure may just have logged an Xid."""
+    out = []
+    for i in indices:
+        target = _cuda_gpu(visible_gpus, gpus, i)
+        if target is None:
+            continue
+        label = f"GPU {i}" + (f" (NVML GPU {target.get('index')})" if target.get("index") != i else "")
+        ev = health.evidence_for(gpu_health, target, label)
+        if ev is not None:
+            out.append(ev)
+    return out
+
+
+def _evidence_text(evidence: list) -> str:
+    """Every GPU's sentence for one or two GPUs; for more, those with hardware evidence and a count."""
+    if len(evidence) <= 2:
+        return "; ".join(e.line for e in evidence)
+    faulty = [e for e in evidence if e.hardware_fault]
+    clean = len(evidence) - len(faulty)
+    return "; ".join([e.line for e in faulty] + ([f"no hardware evidence on {clean} other GPU(s)"] if clean else []))
+
+
+def cite_evidence(result: Result, gpu_health, visible_gpus, gpus, indices=(0,)) -> Result:
+    """A failing GPU smoke names its GPU's hardware evidence, or says there is none: a GPU with
+    uncorrectable ECC errors or an Xid 79 is to be reset or replaced, not debugged."""
+    if result.status is not Status.FAIL or not gpu_health:
+        return result
+    evidence = gpu_evidence(gpu_health, visible_gpus, gpus, indices)
+    if not evidence:
+        return result
+    message = f"{result.message} — {_evidence_text(evidence)}"
+    hardware = [e for e in evidence if e.hardware_fault]
+    hint = result.hint
+    if hardware:
+        hint = f"{hardware[0].label}: {hardware[0].action}, then rerun" + (f"; if it still fails: {hint}" if hint else "")
+    return replace(result, message=message, hint=hint, details={**result.details, "gpu_evidence": [e.to_dict() for e in evidence]})
+
+
+def _died_with_evidence(e: ProbeError, gpu_health, visible_gpus, gpus, indices=(0,)) -> ProbeError:
+    """A GPU smoke that hung or crashed (a GPU that fell off the bus does that) keeps its error
+    row, with the GPU's evidence added."""
+    evidence = gpu_evidence(gpu_health, visible_gpus, gpus, indices) if gpu_health else []
+    if not evidence:
+        return e
+    return ProbeError(f"{e.diagnosis} — {_evidence_text(evidence)}", output=e.output)
+
+
 def _body_skipped(value) -> None:
     """The body found no usable GPU (smoke.matmul reports that as the failure)."""
     if isinstance(value, dict) and value.get("skipped"):
@@ -101,15 +165,25 @@ def _fmt(x) -> str:
 
 
 @check("smoke.matmul", tags=("smoke", "gpu"))
-def matmul(probe, torch_build, env, gpus=None, visible_gpus=None):
+def matmul(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """Matmul on every visible GPU (fp32, TF32, bf16) matches a CPU float64 reference"""
     gate = gpu_gate(torch_build, gpus, visible_gpus, env, reports_hidden=True)
     if gate is not None:
         return gate
+    every = range(len(visible_gpus)) if isinstance(visible_gpus, list) else (0,)
     try:
         value = probe.call(f"{BODY}:matmul", {}, timeout=TIMEOUT["matmul"], what="the matmul smoke")
     except ProbeRaised as e:
-        return _raised(e, "the matmul smoke", "smoke.matmul")
+        return cite_evidence(_raised(e, "the matmul smoke", "smoke.matmul"), gpu_health, visible_gpus, gpus, every)
+    except ProbeError as e:
+        raise _died_with_evidence(e, gpu_health, visible_gpus, gpus, every) from e
+    result = judge_matmul(value, visible_gpus)
+    failed = [g["index"] for g, i in zip(value.get("gpus") or [], result.items, strict=False) if i.status is Status.FAIL]
+    missing = list(range(len(result.items), len(visible_gpus))) if isinstance(visible_gpus, list) else []
+    return cite_evidence(result, gpu_health, visible_gpus, gpus, failed + missing or every)
+
+
+def judge_matmul(value: dict, visible_gpus) -> Result:
     if value.get("skipped"):
         # NVML lists GPUs, torch is a CUDA build, yet torch sees none: that is the failure.
         return fail(
@@ -155,7 +229,7 @@ def matmul(probe, torch_build, env, gpus=None, visible_gpus=None):
 
 
 @check("smoke.triton", tags=("smoke", "gpu"))
-def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None):
+def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None, gpu_health=None):
     """A Triton vector-add kernel from a file compiles, launches and computes x + y exactly"""
     if not any(k in dists for k in TRITON_DISTS):
         return skip("triton is not installed")
@@ -176,15 +250,19 @@ def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None):
                 what="the Triton vector-add smoke (TRITON_INTERPRET=1)",
             )
     except ProbeRaised as e:
-        return _raised(e, "the Triton vector-add kernel", "smoke.triton")
+        result = _raised(e, "the Triton vector-add kernel", "smoke.triton")
+        return cite_evidence(result, gpu_health, visible_gpus, gpus) if on_gpu else result
+    except ProbeError as e:
+        raise (_died_with_evidence(e, gpu_health, visible_gpus, gpus) if on_gpu else e) from e
     _body_skipped(value)
     where = "under TRITON_INTERPRET=1 on CPU (no GPU here)" if value["interpreted"] else "on GPU"
     if not value["ok"]:
-        return fail(
+        result = fail(
             f"the Triton vector-add kernel ran {where} but computed wrong values (max error {value['max_error']:.3g})",
             "Reinstall the triton version torch pins (see triton.torch_pin) and rerun",
             details=value,
         )
+        return cite_evidence(result, gpu_health, visible_gpus, gpus) if on_gpu else result
     return ok(f"triton {value['triton_version']}: vector-add compiled and exact {where}", details=value)
 
 
@@ -224,7 +302,7 @@ def compile_switched_off(env) -> Result | None:
 
 
 @check("smoke.compile", tags=("smoke", "build"))
-def compile_smoke(probe, torch_build, env):
+def compile_smoke(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """torch.compile (Inductor) of a function and a small conv net matches eager, without graph breaks"""
     off = compile_switched_off(env)
     if off is not None:
@@ -232,8 +310,12 @@ def compile_smoke(probe, torch_build, env):
     try:
         value = _compile_calls(probe, env)
     except ProbeRaised as e:
-        return _raised(e, "torch.compile", "smoke.compile")
-    return judge_compile(value)
+        # The body compiles on cuda when torch has a usable GPU; the GPU gate says whether it had one.
+        on_gpu = gpu_gate(torch_build, gpus, visible_gpus, env) is None
+        result = _raised(e, "torch.compile", "smoke.compile")
+        return cite_evidence(result, gpu_health, visible_gpus, gpus) if on_gpu else result
+    result = judge_compile(value)
+    return cite_evidence(result, gpu_health, visible_gpus, gpus) if value.get("device") == "cuda" else result
 
 
 def judge_compile(value: dict):
@@ -281,22 +363,24 @@ def judge_compile(value: dict):
 # --- CUDA graphs and AMP ---------------------------------------------------------------------
 
 
-def _gpu_smoke(probe, torch_build, env, gpus, visible_gpus, function: str, timeout: float, what: str, check_id: str):
+def _gpu_smoke(probe, torch_build, env, gpus, visible_gpus, function: str, timeout: float, what: str, check_id: str, gpu_health=None):
     """Run one GPU smoke body when a GPU is usable: the body's value, or the Result that ends the
-    check (no usable GPU; the body raised; the body skipped itself)."""
+    check (no usable GPU; the body raised, with cuda:0's hardware evidence; the body skipped itself)."""
     gate = gpu_gate(torch_build, gpus, visible_gpus, env) or compile_switched_off(env)
     if gate is not None:
         return gate
     try:
         value = probe.call(f"{BODY}:{function}", {}, timeout=timeout, fresh=parallel_lanes(env), what=what)
     except ProbeRaised as e:
-        return _raised(e, what, check_id)
+        return cite_evidence(_raised(e, what, check_id), gpu_health, visible_gpus, gpus)
+    except ProbeError as e:
+        raise _died_with_evidence(e, gpu_health, visible_gpus, gpus) from e
     _body_skipped(value)
     return value
 
 
 @check("smoke.cudagraphs", tags=("smoke", "gpu"))
-def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None):
+def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """torch.compile(mode="reduce-overhead") captures and replays a CUDA graph correctly"""
     value = _gpu_smoke(
         probe,
@@ -308,15 +392,17 @@ def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None):
         TIMEOUT["cudagraphs"],
         'torch.compile(mode="reduce-overhead")',
         "smoke.cudagraphs",
+        gpu_health,
     )
     if isinstance(value, Result):
         return value
     if not value["ok"]:
-        return fail(
+        result = fail(
             f"CUDA graph replay gave wrong values (max error {value['max_error']:.3g})",
             "Compare with mode='default'; check the driver (nvidia-smi) and report it to PyTorch with this output",
             details=value,
         )
+        return cite_evidence(result, gpu_health, visible_gpus, gpus)
     if value.get("cudagraph_skips"):
         return warn(
             "Inductor skipped CUDA graphs for a plain pointwise function (the code ran without them)",
@@ -327,19 +413,29 @@ def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None):
 
 
 @check("smoke.amp_compile", tags=("smoke", "gpu"))
-def amp_compile(probe, torch_build, env, gpus=None, visible_gpus=None):
+def amp_compile(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """bf16 autocast with torch.compile matches eager autocast"""
     value = _gpu_smoke(
-        probe, torch_build, env, gpus, visible_gpus, "amp_compile", TIMEOUT["amp"], "torch.compile under bf16 autocast", "smoke.amp_compile"
+        probe,
+        torch_build,
+        env,
+        gpus,
+        visible_gpus,
+        "amp_compile",
+        TIMEOUT["amp"],
+        "torch.compile under bf16 autocast",
+        "smoke.amp_compile",
+        gpu_health,
     )
     if isinstance(value, Result):
         return value
     if not value["ok"]:
-        return fail(
+        result = fail(
             f"compiled bf16 autocast differs from eager (dtype {value['dtype']}, max error {value['max_error']:.3g})",
             "Check that this GPU supports bf16 (compute capability >= 8.0) and report it to PyTorch with this output",
             details=value,
         )
+        return cite_evidence(result, gpu_health, visible_gpus, gpus)
     return ok(f"bf16 output matches eager autocast (max error {value['max_error']:.1e})", details=value)
 
 

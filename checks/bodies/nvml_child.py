@@ -6,6 +6,11 @@ crashed the interpreter (SIGSEGV) on a real H200 machine, so NVML must never run
 doctor. The parent gives it a deadline and kills its process group. It imports pynvml and the
 standard library only (no envdoctor, no torch), and prints one JSON line on stdout:
 ``{"ok": true, "value": {...}}`` or ``{"ok": false, "error": "...", "library": {...} | null}``.
+
+``python nvml_child.py --health`` reads the GPU health values instead (ECC, row remapping,
+recovery action, PCIe, NVLink, clock reasons: ``nvml_health.gather_health``, imported from this
+file's directory). It is a second child with its own deadline, so a health query that hangs or
+crashes costs only the health checks, never the driver facts.
 """
 
 import json
@@ -140,8 +145,21 @@ def query():
             pass
 
 
+def health_query():
+    try:
+        import pynvml  # nvidia-ml-py
+    except ImportError as e:
+        return {"ok": False, "error": f"nvidia-ml-py is not installed ({e})", "library": None}
+    from nvml_health import gather_health  # this file's directory is sys.path[0]
+
+    try:
+        return {"ok": True, "value": gather_health(nvml=pynvml)}
+    except Exception as e:  # noqa: BLE001 - an NVML binding that raises something other than NVMLError
+        return {"ok": False, "error": f"{type(e).__name__}: {e}", "library": lib_info(loaded_library("libnvidia-ml.so"))}
+
+
 def main():
-    result = query()
+    result = health_query() if "--health" in sys.argv[1:] else query()
     # The answer is the last stdout line: whatever a library printed before cannot corrupt it.
     sys.stdout.write("\n" + json.dumps(result, default=repr) + "\n")
     sys.stdout.flush()

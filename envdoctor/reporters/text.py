@@ -11,7 +11,21 @@ from envdoctor.core.report import Report
 MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
 ASCII_MARKS = {Status.PASS: "ok", Status.WARN: "!!", Status.FAIL: "XX", Status.SKIP: "--", Status.ERROR: "EE"}
 COLORS = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}
-AREA_ORDER = ("system", "packages", "nvidia", "torch", "triton", "toolchain", "compile", "xla", "smoke", "perf", "expect", "distributed")
+AREA_ORDER = (
+    "system",
+    "packages",
+    "nvidia",
+    "health",
+    "torch",
+    "triton",
+    "toolchain",
+    "compile",
+    "xla",
+    "smoke",
+    "perf",
+    "expect",
+    "distributed",
+)
 
 
 def unicode_ok(stream=None) -> bool:
