@@ -26,6 +26,7 @@ from types import ModuleType
 
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
+from envdoctor.core.signals import STOP_SIGNALS
 from envdoctor.core.signatures import Signature
 from envdoctor.core.signatures import validate as validate_signatures
 
@@ -181,7 +182,7 @@ class _Signals:
     is the plugin's failure. Signals reach only the main thread; elsewhere nothing is watched
     and every KeyboardInterrupt is the plugin's."""
 
-    WATCHED = (signal.SIGINT, signal.SIGTERM)
+    WATCHED = STOP_SIGNALS  # INT, TERM and HUP: whatever stops a run stops plugin loading too
 
     def __init__(self) -> None:
         self.seen = False
