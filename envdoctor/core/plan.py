@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envdoctor.core.api import CheckSpec
-from envdoctor.core.expect import Expectations, for_profile, to_spec
-from envdoctor.core.expect import plan as with_expectations
 from envdoctor.core.outputs import Output, target_problem
-from envdoctor.core.registry import Registry
 from envdoctor.core.selection import choose, matches, no_match_message, unmatched
 
 if TYPE_CHECKING:
+    # expect (packaging, the stack) loads when a plan is built: `envdoctor list` and the checks
+    # that only read DEFAULT_RANK_TIMEOUT or distributed_budget do not pay for it.
+    from envdoctor.core.expect import Expectations
+    from envdoctor.core.registry import Registry
     from envdoctor.core.session import RunOptions
     from envdoctor.modes.distributed import Launch
 
@@ -98,10 +99,14 @@ def decide_checks(
 ) -> list[CheckSpec]:
     """The one decision of which checks run: the profile (or --select), minus --deselect and
     the config's skip, plus the must_pass checks and one spec per expectation."""
+    from envdoctor.core.expect import plan as with_expectations
+
     return with_expectations(exp, available, choose(available, select, deselect, profile), profile, deselect)
 
 
 def _check_patterns(available: Sequence[CheckSpec], exp: Expectations, select, deselect, skip, problems=()) -> None:
+    from envdoctor.core.expect import to_spec
+
     # `--select expect` is fine, and so is the id of a check the registry refused (its error row runs).
     everything = [*available, *(to_spec(e) for e in exp.facts), *problems]
     for what, patterns, pool in (("--select", select, everything), ("--deselect", deselect, everything)):
@@ -140,6 +145,8 @@ def build(
     are refused here, before anything runs."""
     positive_seconds("--timeout", timeout)
     positive_seconds("--rank-timeout", rank_timeout)
+    from envdoctor.core.expect import for_profile
+
     exp = for_profile(expectations, profile)
     skip = list(exp.skip)
     _check_patterns(registry.checks, exp, select, deselect, skip, registry.problems)
