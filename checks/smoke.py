@@ -100,7 +100,7 @@ def _fmt(x) -> str:
     return "nan/inf" if x is None else f"{x:.1e}"
 
 
-@check("smoke.matmul", tags=("smoke", "gpu"))
+@check("smoke.matmul", tags=("smoke", "gpu", "health"))  # health: the HEALTHCHECK's proof that a kernel runs
 def matmul(probe, torch_build, env, gpus=None, visible_gpus=None):
     """Matmul on every visible GPU (fp32, TF32, bf16) matches a CPU float64 reference"""
     gate = gpu_gate(torch_build, gpus, visible_gpus, env, reports_hidden=True)
