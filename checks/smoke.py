@@ -209,6 +209,7 @@ def _compile_calls(probe, env, deliberate_break: bool = False) -> dict:
         results = [f.result() for f in futures]  # re-raises the first lane's ProbeError/ProbeRaised
     merged = dict(results[0])
     merged["parts"] = {**results[0]["parts"], **results[1]["parts"]}
+    merged["left_out"] = {**results[0].get("left_out", {}), **results[1].get("left_out", {})}
     return merged
 
 
@@ -271,11 +272,18 @@ def judge_compile(value: dict):
             details=value,
             items=items,
         )
+    left_out = value.get("left_out") or {}
+    compiled = " and ".join(PART_NAMES.get(n, n) for n in value["parts"])
+    verb = "match" if len(value["parts"]) > 1 else "matches"
+    note = f" ({', '.join(PART_NAMES.get(n, n) for n in left_out)} left out: {next(iter(left_out.values()))})" if left_out else ""
     return ok(
-        f"function and conv net match eager on {device}; Inductor built {kernels} {backend} kernel(s); no graph breaks",
+        f"{compiled} {verb} eager on {device}; Inductor built {kernels} {backend} kernel(s); no graph breaks{note}",
         details=value,
         items=items,
     )
+
+
+PART_NAMES = {"function": "function", "module": "conv net"}
 
 
 # --- CUDA graphs and AMP ---------------------------------------------------------------------
