@@ -91,6 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--check-args", default="", help="extra arguments for 'envdoctor check', e.g. '--select smoke'")
     ap.add_argument(
+        "--check-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="also time the check with this variable set (repeatable: one row each), e.g. TORCHINDUCTOR_COMPILE_THREADS=1",
+    )
+    ap.add_argument(
         "--faults",
         action="store_true",
         help="also time the check with the GPUs hidden (CUDA_VISIBLE_DEVICES='' and naming a missing GPU, 99); goal <= 1.5 x check",
@@ -111,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         commands["check (lanes=0)"] = (check, {**env, "ENVDOCTOR_SMOKE_PARALLEL": "0"})
         commands["check (lanes=1)"] = (check, {**env, "ENVDOCTOR_SMOKE_PARALLEL": "1"})
 
+    for setting in args.check_env:
+        name, _, value = setting.partition("=")
+        commands[f"check ({setting})"] = (check, {**env, name: value})
     if args.faults:
         commands["check (no GPU)"] = (check, {**env, "CUDA_VISIBLE_DEVICES": ""})
         commands["check (GPU 99)"] = (check, {**env, "CUDA_VISIBLE_DEVICES": "99"})

@@ -35,6 +35,14 @@ def parallel_lanes(env) -> bool:
     return (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "1"
 
 
+def triton_lane(env) -> bool:
+    """Whether the GPU Triton smoke gets its own worker, overlapping the compile smokes in the
+    shared one (opt-in, ``ENVDOCTOR_SMOKE_PARALLEL=triton`` or ``=1``): it pays a second torch
+    import but leaves the shared worker's serial path; benchmarks/bench_check.py --check-env
+    measures both."""
+    return parallel_lanes(env) or (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "triton"
+
+
 def diagnose(e: ProbeRaised, check_id: str) -> tuple[str, str]:
     """(cause, hint) for a smoke whose body raised: the first known error signature in what it
     printed (the compiler error Triton or Inductor printed, a missing Python.h or compiler, a
@@ -164,7 +172,9 @@ def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None):
         return skip("no GPU to run Triton on, and its CPU interpreter (TRITON_INTERPRET=1) needs numpy, which is not installed")
     try:
         if on_gpu:
-            value = probe.call(f"{BODY}:triton_add", {}, timeout=TIMEOUT["triton"], what="the Triton vector-add smoke")
+            value = probe.call(
+                f"{BODY}:triton_add", {}, timeout=TIMEOUT["triton"], fresh=triton_lane(env), what="the Triton vector-add smoke"
+            )
         else:
             # No GPU: Triton's interpreter runs the same kernel on CPU tensors; that needs a
             # worker started with TRITON_INTERPRET=1.

@@ -394,3 +394,13 @@ def test_a_gpu_build_without_a_gpu_compiles_only_the_function_as_scalar_cpp(real
     assert value["vectorized"] is False
     assert value["parts"]["function"]["kernels"]["cpp"], value
     assert smoke.judge_compile(value).status is Status.PASS
+
+
+def test_the_triton_smoke_gets_its_own_worker_only_when_asked():
+    answer = {"interpreted": False, "ok": True, "max_error": 0.0, "triton_version": "3.6.0"}
+    facts = {"torch_build": CUDA_TORCH, "dists": TRITON_DISTS, "gpus": [H200], "visible_gpus": [H200]}
+    for setting, fresh in (("", False), ("0", False), ("triton", True), ("1", True)):
+        probe = CannedProbe(triton_add=answer)
+        row = run_check(smoke.triton_kernel, probe=probe, env={"ENVDOCTOR_SMOKE_PARALLEL": setting}, **facts)
+        assert row.status is Status.PASS, row.message
+        assert bool(probe.calls[0][2].get("fresh")) is fresh, setting
