@@ -90,6 +90,18 @@ def main(argv: list[str] | None = None) -> int:
         help="'both' also times the check with ENVDOCTOR_SMOKE_PARALLEL=0 and =1 (smokes in turn vs side by side)",
     )
     ap.add_argument("--check-args", default="", help="extra arguments for 'envdoctor check', e.g. '--select smoke'")
+    ap.add_argument(
+        "--check-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="also time the check with this variable set (repeatable: one row each), e.g. TORCHINDUCTOR_COMPILE_THREADS=1",
+    )
+    ap.add_argument(
+        "--faults",
+        action="store_true",
+        help="also time the check with the GPUs hidden (CUDA_VISIBLE_DEVICES='' and naming a missing GPU, 99); goal <= 1.5 x check",
+    )
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--json", dest="json_out", help="also write the figures to this file")
     args = ap.parse_args(argv)
@@ -105,6 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.lanes == "both":
         commands["check (lanes=0)"] = (check, {**env, "ENVDOCTOR_SMOKE_PARALLEL": "0"})
         commands["check (lanes=1)"] = (check, {**env, "ENVDOCTOR_SMOKE_PARALLEL": "1"})
+
+    for setting in args.check_env:
+        name, _, value = setting.partition("=")
+        commands[f"check ({setting})"] = (check, {**env, name: value})
+    if args.faults:
+        commands["check (no GPU)"] = (check, {**env, "CUDA_VISIBLE_DEVICES": ""})
+        commands["check (GPU 99)"] = (check, {**env, "CUDA_VISIBLE_DEVICES": "99"})
 
     times: dict[str, list[float]] = {k: [] for k in commands}
     codes: dict[str, set[int]] = {k: set() for k in commands}
@@ -131,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         f"check = {ratio:.2f} x floor (bar 1.25), {med['check'] / ref:.2f} x reference (bar < 1): "
         + ("bar met" if met else f"bar MISSED by {max(med['check'] - 1.25 * floor, med['check'] - ref):.2f}s")
     )
+    for name in ("check (no GPU)", "check (GPU 99)"):
+        if name in med:
+            print(f"{name} = {med[name] / med['check']:.2f} x check (goal <= 1.5)")
     if any(rc not in (0, 1) for rc in codes["check"]):
         print(f"note: envdoctor check exited with {sorted(codes['check'])} (0 healthy, 1 a check failed)")
     if args.json_out:

@@ -37,6 +37,14 @@ def parallel_lanes(env) -> bool:
     return (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "1"
 
 
+def triton_lane(env) -> bool:
+    """Whether the GPU Triton smoke gets its own worker, overlapping the compile smokes in the
+    shared one (opt-in, ``ENVDOCTOR_SMOKE_PARALLEL=triton`` or ``=1``): it pays a second torch
+    import but leaves the shared worker's serial path; benchmarks/bench_check.py --check-env
+    measures both."""
+    return parallel_lanes(env) or (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "triton"
+
+
 def diagnose(e: ProbeRaised, check_id: str) -> tuple[str, str]:
     """(cause, hint) for a smoke whose body raised: the first known error signature in what it
     printed (the compiler error Triton or Inductor printed, a missing Python.h or compiler, a
@@ -164,7 +172,7 @@ def _fmt(x) -> str:
     return "nan/inf" if x is None else f"{x:.1e}"
 
 
-@check("smoke.matmul", tags=("smoke", "gpu"))
+@check("smoke.matmul", tags=("smoke", "gpu", "health"))  # health: the HEALTHCHECK's proof that a kernel runs
 def matmul(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """Matmul on every visible GPU (fp32, TF32, bf16) matches a CPU float64 reference"""
     gate = gpu_gate(torch_build, gpus, visible_gpus, env, reports_hidden=True)
@@ -238,7 +246,9 @@ def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None, 
         return skip("no GPU to run Triton on, and its CPU interpreter (TRITON_INTERPRET=1) needs numpy, which is not installed")
     try:
         if on_gpu:
-            value = probe.call(f"{BODY}:triton_add", {}, timeout=TIMEOUT["triton"], what="the Triton vector-add smoke")
+            value = probe.call(
+                f"{BODY}:triton_add", {}, timeout=TIMEOUT["triton"], fresh=triton_lane(env), what="the Triton vector-add smoke"
+            )
         else:
             # No GPU: Triton's interpreter runs the same kernel on CPU tensors; that needs a
             # worker started with TRITON_INTERPRET=1.
@@ -287,6 +297,7 @@ def _compile_calls(probe, env, deliberate_break: bool = False) -> dict:
         results = [f.result() for f in futures]  # re-raises the first lane's ProbeError/ProbeRaised
     merged = dict(results[0])
     merged["parts"] = {**results[0]["parts"], **results[1]["parts"]}
+    merged["left_out"] = {**results[0].get("left_out", {}), **results[1].get("left_out", {})}
     return merged
 
 
@@ -353,11 +364,18 @@ def judge_compile(value: dict):
             details=value,
             items=items,
         )
+    left_out = value.get("left_out") or {}
+    compiled = " and ".join(PART_NAMES.get(n, n) for n in value["parts"])
+    verb = "match" if len(value["parts"]) > 1 else "matches"
+    note = f" ({', '.join(PART_NAMES.get(n, n) for n in left_out)} left out: {next(iter(left_out.values()))})" if left_out else ""
     return ok(
-        f"function and conv net match eager on {device}; Inductor built {kernels} {backend} kernel(s); no graph breaks",
+        f"{compiled} {verb} eager on {device}; Inductor built {kernels} {backend} kernel(s); no graph breaks{note}",
         details=value,
         items=items,
     )
+
+
+PART_NAMES = {"function": "function", "module": "conv net"}
 
 
 # --- CUDA graphs and AMP ---------------------------------------------------------------------

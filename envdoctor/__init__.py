@@ -27,6 +27,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
 
+from typing import TYPE_CHECKING
+
 from envdoctor.core import signals as _signals
 
 if _signals.is_envdoctor_program():
@@ -52,31 +54,90 @@ from envdoctor.core.api import (
     warn,
     worst,
 )
-from envdoctor.core.inputs import parse_as_user
-from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
-from envdoctor.core.probe import ProbeClient, explain_output
-from envdoctor.core.redact import REDACTED, is_secret_key
-from envdoctor.core.signatures import Finding, Signature
-from envdoctor.core.signatures import best as best_signature
-from envdoctor.core.signatures import find as find_signatures
-from envdoctor.core.stack import (
-    TRITON_DISTS,
-    Distribution,
-    Driver,
-    Gpu,
-    OsInfo,
-    PythonInfo,
-    Stack,
-    TorchInfo,
-    decode_cudnn,
-    from_facts,
-)
-from envdoctor.core.subproc import Completed, describe_signal, last_line
-from envdoctor.core.subproc import run as run_command
 from envdoctor.core.version import __version__
-from envdoctor.modes.distributed import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
-from envdoctor.sources.baseline import SCHEMA as BASELINE_SCHEMA
-from envdoctor.sources.baseline import Baseline, BaselineError, load_baseline, load_lock, write_baseline
+
+# The rest loads on first use (PEP 562): `envdoctor --help` and `envdoctor list` must start fast,
+# and a check module that never names the probe client or the launcher need not pay for them.
+_LAZY = {
+    "DEFAULT_RANK_TIMEOUT": ("envdoctor.core.plan", "DEFAULT_RANK_TIMEOUT"),
+    "distributed_budget": ("envdoctor.core.plan", "distributed_budget"),
+    "ProbeClient": ("envdoctor.core.probe", "ProbeClient"),
+    "explain_output": ("envdoctor.core.probe", "explain_output"),
+    "REDACTED": ("envdoctor.core.redact", "REDACTED"),
+    "is_secret_key": ("envdoctor.core.redact", "is_secret_key"),
+    "Finding": ("envdoctor.core.signatures", "Finding"),
+    "Signature": ("envdoctor.core.signatures", "Signature"),
+    "best_signature": ("envdoctor.core.signatures", "best"),
+    "find_signatures": ("envdoctor.core.signatures", "find"),
+    **{
+        name: ("envdoctor.core.stack", name)
+        for name in (
+            "TRITON_DISTS",
+            "Distribution",
+            "Driver",
+            "Gpu",
+            "OsInfo",
+            "PythonInfo",
+            "Stack",
+            "TorchInfo",
+            "decode_cudnn",
+            "from_facts",
+        )
+    },
+    "Completed": ("envdoctor.core.subproc", "Completed"),
+    "describe_signal": ("envdoctor.core.subproc", "describe_signal"),
+    "last_line": ("envdoctor.core.subproc", "last_line"),
+    "run_command": ("envdoctor.core.subproc", "run"),
+    **{name: ("envdoctor.modes.distributed", name) for name in ("LAUNCHER_NAMES", "NOT_LAUNCHED", "Launch", "detect_launch")},
+    "parse_as_user": ("envdoctor.core.inputs", "parse_as_user"),
+    "BASELINE_SCHEMA": ("envdoctor.sources.baseline", "SCHEMA"),
+    **{
+        name: ("envdoctor.sources.baseline", name) for name in ("Baseline", "BaselineError", "load_baseline", "load_lock", "write_baseline")
+    },
+}
+
+
+def __getattr__(name: str):
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'envdoctor' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # once: later lookups do not come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from envdoctor.core.inputs import parse_as_user
+    from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
+    from envdoctor.core.probe import ProbeClient, explain_output
+    from envdoctor.core.redact import REDACTED, is_secret_key
+    from envdoctor.core.signatures import Finding, Signature
+    from envdoctor.core.signatures import best as best_signature
+    from envdoctor.core.signatures import find as find_signatures
+    from envdoctor.core.stack import (
+        TRITON_DISTS,
+        Distribution,
+        Driver,
+        Gpu,
+        OsInfo,
+        PythonInfo,
+        Stack,
+        TorchInfo,
+        decode_cudnn,
+        from_facts,
+    )
+    from envdoctor.core.subproc import Completed, describe_signal, last_line
+    from envdoctor.core.subproc import run as run_command
+    from envdoctor.modes.distributed import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
+    from envdoctor.sources.baseline import SCHEMA as BASELINE_SCHEMA
+    from envdoctor.sources.baseline import Baseline, BaselineError, load_baseline, load_lock, write_baseline
 
 __all__ = [
     "BASELINE_SCHEMA",

@@ -9,24 +9,68 @@ import sys
 import click
 
 from envdoctor import __version__
-from envdoctor.commands.baseline import baseline_cmd
-from envdoctor.commands.bench import bench_cmd
-from envdoctor.commands.check import check_cmd, list_cmd
-from envdoctor.commands.diff import diff_cmd
-from envdoctor.commands.fleet import fleet_cmd
-from envdoctor.commands.triage import triage_cmd
 from envdoctor.core import signals
 from envdoctor.core.exitcode import ExitCode
 
+# name -> (module, attribute, the first paragraph of its help). A command's module is imported
+# only when that command runs: `envdoctor --help` and `envdoctor list` must start fast, and diff,
+# fleet and bench pull in modules those do not need. tests/test_cli.py checks the help texts
+# against the commands themselves.
+COMMANDS = {
+    "check": ("envdoctor.commands.check", "check_cmd", "Run the checks and report."),
+    "list": ("envdoctor.commands.check", "list_cmd", "List every check: id, title, tags and where it comes from."),
+    "diff": (
+        "envdoctor.commands.diff",
+        "diff_cmd",
+        "What changed from report A to report B (versions, GPUs, check verdicts); exit 1 on a regression.",
+    ),
+    "fleet": (
+        "envdoctor.commands.fleet",
+        "fleet_cmd",
+        "Summarise per-node JSON reports (files or directories): failing checks, and nodes that differ.",
+    ),
+    "bench": ("envdoctor.commands.bench", "bench_cmd", "Time a training step of a small reference model: eager vs torch.compile modes."),
+    "baseline": (
+        "envdoctor.commands.baseline",
+        "baseline_cmd",
+        "Record this environment into FILE, for `envdoctor check --baseline FILE` later.",
+    ),
+    "triage": (
+        "envdoctor.commands.triage",
+        "triage_cmd",
+        "The likely cause of a bug report: FILE (or - for standard input) holds a pasted issue body or any part of it (collect_env, nvidia-smi, pip list, a traceback). Exit 1 when a cause is found.",
+    ),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group whose commands (``COMMANDS``) are imported when first looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMANDS:
+            import importlib
+
+            module, attr, _ = COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's own listing, with a stand-in carrying the help text for a command not loaded.
+        rows = [(n, self.commands.get(n) or click.Command(n, help=COMMANDS[n][2])) for n in self.list_commands(ctx)]
+        rows = [(n, c) for n, c in rows if not c.hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(n) for n, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(n, c.get_short_help_str(limit)) for n, c in rows])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="envdoctor")
 def cli() -> None:
     """Will PyTorch, Triton, torch.compile and torch_xla work on this machine? If not, why?"""
-
-
-for _command in (check_cmd, list_cmd, diff_cmd, fleet_cmd, bench_cmd, baseline_cmd, triage_cmd):
-    cli.add_command(_command)
 
 
 def _tolerant_stdout() -> None:
@@ -40,15 +84,22 @@ def _tolerant_stdout() -> None:
             pass  # not a TextIOWrapper (embedded use, a test runner's capture)
 
 
-def main(argv: list[str] | None = None) -> None:
-    from envdoctor.core.config import ConfigError
-    from envdoctor.core.plan import PlanError
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """ConfigError and PlanError, from the modules that are loaded: one that is not loaded
+    cannot have raised, and importing config (expectations, packaging) would slow `list`."""
+    found = []
+    for module, name in (("envdoctor.core.config", "ConfigError"), ("envdoctor.core.plan", "PlanError")):
+        if module in sys.modules:
+            found.append(getattr(sys.modules[module], name))
+    return tuple(found)
 
+
+def main(argv: list[str] | None = None) -> None:
     signals.install_run()  # INT, TERM and HUP: stop the run, print the partial report, exit 130
     _tolerant_stdout()
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
-    except (ConfigError, PlanError) as e:
+    except _usage_errors() as e:  # evaluated only when an exception is on its way out
         for line in e.message.splitlines():
             click.echo(f"Error: {line}", err=True)
         sys.exit(ExitCode.USAGE)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.conftest import make_plugin, run_cli
+from tests.conftest import REPO, make_plugin, run_cli
 
 CHEAP = ("--select", "system,packages")
 
@@ -184,3 +186,32 @@ def test_progress_line_on_a_tty_only(tmp_path):
     assert "A check that takes a while: done" in on_tty
     piped = run_cli("check", "--checks-path", str(tmp_path), "--select", "local", "--no-color")
     assert "running" not in piped.stdout + piped.stderr and "\r" not in piped.stdout + piped.stderr
+
+
+def test_lazy_command_table_matches_the_commands():
+    """`envdoctor --help` lists the commands from a table, without importing them: the table's
+    help texts must be the commands' own, and every command must be in it."""
+    import importlib
+
+    import click
+
+    from envdoctor.cli import COMMANDS
+
+    for name, (module, attr, text) in COMMANDS.items():
+        cmd = getattr(importlib.import_module(module), attr)
+        assert cmd.name == name
+        stub = click.Command(name, help=text)
+        for limit in (20, 45, 70, 200):
+            assert stub.get_short_help_str(limit) == cmd.get_short_help_str(limit), (name, limit)
+    out = run_cli("--help").stdout
+    assert all(f"  {name}  " in out or f"  {name} " in out for name in COMMANDS), out
+
+
+def test_help_imports_no_command_module():
+    code = (
+        "import sys\nfrom envdoctor.cli import main\nsys.argv = ['envdoctor', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('envdoctor.commands.', 'envdoctor.core.plan', 'envdoctor.core.probe'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr

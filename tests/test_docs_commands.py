@@ -146,7 +146,7 @@ def test_the_docs_have_commands_to_check():
     # The Dockerfile's build step and its HEALTHCHECK are among them.
     docker = [" ".join(c) for f, c in ALL if f == "docker/Dockerfile"]
     assert any("--profile build" in c for c in docker)
-    assert any("--profile runtime" in c and "--quiet" in c for c in docker)
+    assert any("--profile health" in c and "--quiet" in c for c in docker)
 
 
 @pytest.mark.parametrize(("where", "args"), ALL, ids=[f"{f}: envdoctor {' '.join(a)}" for f, a in ALL])

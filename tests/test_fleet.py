@@ -124,3 +124,57 @@ def test_two_nodes_disagreeing_have_no_majority(tmp_path):
     nccl = next(r for r in fleet.facts if r.fact == "nccl")
     assert nccl.majority is None and set(nccl.differing) == {"n1", "n2"}
     assert "(no majority)" in CliRunner().invoke(cli, ["fleet", str(tmp_path)]).output
+
+
+def test_secrets_in_a_combined_report_and_in_unreadable_reasons_never_reach_the_output(tmp_path):
+    """The fleet scrubs only what it shows: rank names, statuses, messages, facts, reasons. A
+    hand-made combined report can carry a secret in any of them, or under an extra fact key."""
+    token = "hf_FleetCanaryAbcdefghijklmnopqrstu01"
+    url = "https://fleetuser:fleetCanaryPw@db.example.com/x"
+    ranks = [
+        {
+            "rank": 0,
+            "host": f"host {url}",
+            "state": "reported",
+            "failing": [{"id": "x.y", "status": f"fail {token}", "message": f"read {url} with {token}"}],
+            "fleet": {"torch": "2.11.0", "HF_TOKEN": "shortCanary1"},
+        },
+        {"rank": 1, "host": "h1", "state": "lost", "note": f"rank died printing {token}", "failing": [], "fleet": {"torch": "2.11.0"}},
+    ]
+    combined = _report("node-a", {**_facts(), "distributed": {"ranks": ranks}})
+    _write(tmp_path, "combined.json", combined)
+    bad = {"schema_version": "1.0", "results": [{"id": f"plugin.{token}", "status": "pass", "title": 3}]}
+    _write(tmp_path, "bad.json", bad)
+    runner = CliRunner()
+    for fmt in ("text", "json"):
+        out = runner.invoke(cli, ["fleet", str(tmp_path), "--format", fmt]).output
+        assert "/rank0" in out and "/rank1" in out and "bad.json" in out, out
+        for secret in ("FleetCanary", "fleetuser", "fleetCanaryPw", "shortCanary1"):
+            assert secret not in out, (fmt, secret, out)
+
+
+def test_reports_are_read_one_at_a_time(tmp_path, monkeypatch):
+    """Bounded memory: a report's parsed data is dropped before the next file is read."""
+    import gc
+    import weakref
+
+    from envdoctor.commands import fleet as fleet_mod
+
+    class Tracked(dict):  # a plain dict cannot be weakly referenced
+        pass
+
+    for i in range(3):
+        _write(tmp_path, f"n{i}.json", _report(f"node-{i}", _facts()))
+    alive: list[weakref.ref] = []
+    real = fleet_mod.load_report
+
+    def tracked(path):
+        gc.collect()
+        assert [r for r in alive if r() is not None] == [], "the previous report is still in memory"
+        data = Tracked(real(path))
+        alive.append(weakref.ref(data))
+        return data
+
+    monkeypatch.setattr(fleet_mod, "load_report", tracked)
+    assert len(summarize([str(tmp_path)]).nodes) == 3
+    assert len(alive) == 3

@@ -48,6 +48,23 @@ def test_full_adds_perf_and_default_is_everything_quick():
     assert ids("default") == ids("runtime")
 
 
+def test_health_is_runtime_without_the_compile_smokes_but_keeps_the_kernel_proof():
+    specs = [*SPECS, spec("smoke.kernel", "gpu", "smoke", "health")]
+    chosen = [s.id for s in choose(specs, (), (), "health")]
+    assert chosen == ["system.python", "nvidia.driver", "site.untagged", "smoke.kernel"]
+    assert [s.id for s in choose(specs, (), ("smoke",), "health")] == ["system.python", "nvidia.driver", "site.untagged"]
+
+
+def test_health_profile_runs_the_builtin_matmul_smoke_and_no_compile_smoke():
+    from envdoctor.core.registry import discover
+
+    chosen = {s.id for s in choose(discover(()).checks, (), (), "health")}
+    runtime = {s.id for s in choose(discover(()).checks, (), (), "runtime")}
+    assert "smoke.matmul" in chosen and "nvidia.driver" in chosen and "torch.cuda_available" in chosen
+    assert not {i for i in chosen if i.startswith("smoke.") and i != "smoke.matmul"}
+    assert chosen == {i for i in runtime if not i.startswith("smoke.")} | {"smoke.matmul"}
+
+
 def test_explicit_select_wins_over_the_profile():
     assert ids("build", select=["perf"]) == ["perf.matmul"]
     assert ids("build", deselect=["smoke"]) == ["system.python"]
@@ -148,3 +165,14 @@ def test_runtime_profile_expects_a_gpu(cli, tmp_path):
     assert row["source"] == "expectation (--profile runtime)"
     none = cli("check", "--profile", "runtime", "--select", "system.python", "--expect", "gpus=0", "-q", cwd=str(tmp_path))
     assert none.returncode == 0, none.stdout
+
+
+def test_health_profile_expects_a_gpu_and_fails_fast_without_one(cli, tmp_path):
+    """The HEALTHCHECK profile: on this GPU-less machine it fails on the GPU expectation, and it
+    compiles nothing (no smoke but smoke.matmul, which skips here)."""
+    res = cli("check", "--profile", "health", "--format", "json", cwd=str(tmp_path))
+    assert res.returncode == 1, res.stdout + res.stderr
+    got = rows(res)
+    assert got["expect.gpus"]["status"] == "fail" and got["expect.gpus"]["source"] == "expectation (--profile health)"
+    assert [i for i in got if i.startswith("smoke.")] == ["smoke.matmul"]
+    assert got["smoke.matmul"]["status"] == "skip"

@@ -109,3 +109,54 @@ def test_generated_junk_is_a_comparison_or_a_report_error(seed, tmp_path):
         for fmt in ("text", "json", "markdown"):
             assert render(d, fmt)
     summarize([str(tmp_path / "0.json"), str(tmp_path / "1.json")])
+
+
+def _too_deep_reference(data) -> bool:
+    """The plain walk the fast check replaced: any value deeper than MAX_DEPTH, or an odd number."""
+    import math
+
+    from envdoctor.core.report import MAX_DEPTH
+
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(value, float) and not math.isfinite(value) or isinstance(value, int) and abs(value) >= 1 << 64:
+            return True
+        if isinstance(value, dict):
+            stack += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+    return False
+
+
+def test_the_fast_depth_and_number_check_agrees_with_a_plain_walk():
+    from envdoctor.core.report import MAX_DEPTH, _too_deep
+
+    class Sub(dict):  # not what json.loads makes: the check must not skip it
+        pass
+
+    leaves = ("s", 1, 1.5, None, True, [], {}, float("inf"), float("nan"), 2**64, -(2**64), 2**64 - 1)
+    for depth in range(MAX_DEPTH - 3, MAX_DEPTH + 3):
+        for leaf in leaves:
+            for box in (list, dict, Sub):
+                v = leaf
+                for _ in range(depth - 1):
+                    v = [v] if box is list else box(k=v)
+                assert bool(_too_deep(v)) == _too_deep_reference(v), (depth, leaf, box)
+    rng = random.Random(16)
+
+    def junk(d=0):
+        c = rng.randrange(10)
+        if d > MAX_DEPTH + 4 or c < 3:
+            return rng.choice(leaves[:5] + leaves[7:])
+        if c < 6:
+            return [junk(d + 1) for _ in range(rng.randrange(4))]
+        return (Sub if c == 6 else dict)({str(i): junk(d + 1) for i in range(rng.randrange(4))})
+
+    for _ in range(3000):
+        v = junk()
+        assert bool(_too_deep(v)) == _too_deep_reference(v)
+    report = json.loads((FIXTURES / "v1.0-gpu-h200.json").read_text())
+    assert _too_deep(report) == ""

@@ -220,22 +220,56 @@ def _compile_part(torch, name: str, fn, args, device: str, tol: float, use_expla
     return part
 
 
-def compile_smoke(parts: list[str] | tuple[str, ...] = ("function", "module"), deliberate_break: bool = False) -> dict[str, Any]:
+def compile_smoke(
+    parts: list[str] | tuple[str, ...] = ("function", "module"), deliberate_break: bool = False, gpu_build: bool | None = None
+) -> dict[str, Any]:
     """torch.compile (default mode) of a small function and the reference module vs eager.
 
     Runs on CUDA when torch sees a GPU, else on CPU (Inductor's C++ path). Both parts share one
     process when asked together, so Inductor's one-time warm-up is paid once.
+
+    A GPU build of torch that sees no GPU (GPUs hidden by CUDA_VISIBLE_DEVICES, a driver torch
+    cannot use) compiles only the function, as scalar C++ (``cpp.vec_isa_ok=False``): the conv
+    net's kernels and Inductor's probing of the CPU's vector ISAs (a g++ run per ISA) took a GPU
+    build over a minute there, in a run whose GPU checks already fail, and the function proves
+    the same thing (Dynamo traces, Inductor builds a C++ kernel that matches eager). A CPU build
+    compiles both parts, vectorised, as its users' code will be. ``gpu_build`` overrides what
+    torch says (tests exercise that path with a CPU build).
     """
     import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    # TF32 convolutions (cuDNN's default) differ from eager only by ordering; keep room for it.
-    tol = 2e-3 if device == "cuda" else 1e-4
-    gen = torch.Generator().manual_seed(0)
-    out: dict[str, Any] = {"device": device, "torch": torch.__version__, "parts": {}}
+    if gpu_build is None:
+        gpu_build = bool(torch.version.cuda or getattr(torch.version, "hip", None))
+    small = device == "cpu" and gpu_build
+    left_out = {
+        p: "torch is a GPU build but sees no GPU: only the function is compiled on the CPU" for p in parts if small and p == "module"
+    }
+    parts = [p for p in parts if p not in left_out]
+    out: dict[str, Any] = {"device": device, "torch": torch.__version__, "parts": {}, "left_out": left_out, "vectorized": not small}
     if device == "cuda":
         stage("initialising CUDA")
         torch.zeros(1, device=device)
+    with _scalar_cpp(small):
+        _compile_parts(torch, parts, deliberate_break, device, out)
+    return out
+
+
+def _scalar_cpp(on: bool):
+    """Inductor's C++ without vectorisation (no g++ probe of each vector ISA) when ``on``."""
+    import contextlib
+
+    if not on:
+        return contextlib.nullcontext()
+    import torch._inductor.config as inductor_config
+
+    return inductor_config.patch({"cpp.vec_isa_ok": False})
+
+
+def _compile_parts(torch, parts, deliberate_break: bool, device: str, out: dict[str, Any]) -> None:
+    # TF32 convolutions (cuDNN's default) differ from eager only by ordering; keep room for it.
+    tol = 2e-3 if device == "cuda" else 1e-4
+    gen = torch.Generator().manual_seed(0)
     for name in parts:
         if name == "function":
             fn = _small_function(deliberate_break)
@@ -246,7 +280,6 @@ def compile_smoke(parts: list[str] | tuple[str, ...] = ("function", "module"), d
         else:
             raise ValueError(f"unknown part {name!r}")
         out["parts"][name] = _compile_part(torch, name, fn, args, device, tol, use_explain=name == "function")
-    return out
 
 
 def cudagraphs() -> dict[str, Any]:

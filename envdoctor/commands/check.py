@@ -30,7 +30,7 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
     type=click.Choice(list(PROFILE_TABLE)),
     default="default",
     show_default=True,
-    help="build: no GPU needed (docker build); runtime: GPU node; full: plus perf.",
+    help="build: no GPU needed (docker build); runtime: GPU node; health: runtime without the compile smokes (HEALTHCHECK); full: plus perf.",
 )
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Format of the main output.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the main output to FILE instead of stdout.")

@@ -16,11 +16,12 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import click
 
-from envdoctor.core.redact import scrub_data
+from envdoctor.core.redact import scrubber
 from envdoctor.core.report import ReportError, load_report
 from envdoctor.core.stack import FLEET_FACTS, extract_facts, from_facts  # noqa: F401 - extract_facts: callers import it from here
 
@@ -120,22 +121,43 @@ def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
     return [Node(host, source, _node_status(checks.values()), checks, messages, facts, partial)]
 
 
+def _scrub_nodes(nodes: Sequence[Node], scrub: Any) -> list[Node]:
+    """Every string a node shows, scrubbed. Reports come from other machines (or older
+    envdoctors), so they may carry secrets; the fleet shows only these few strings of each."""
+
+    def text(v: Any) -> Any:
+        return scrub(v) if isinstance(v, str) else v  # a rank's summary is not shape-checked
+
+    for n in nodes:
+        n.name = text(n.name)
+        n.partial = text(n.partial)
+        n.checks = {text(k): text(v) for k, v in n.checks.items()}
+        n.messages = {text(k): text(v) for k, v in n.messages.items()}
+        # Only the compared facts: a rank's summary could carry any key (a secret-named one too).
+        n.facts = {k: text(v) for k, v in n.facts.items() if k in FLEET_FACTS}
+    return list(nodes)
+
+
 def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:
+    """One file at a time, keeping only each node's summary: memory does not grow with the
+    size of the reports, only with the number of nodes."""
     nodes: list[Node] = []
     bad: list[Unreadable] = []
+    # Fact values repeat on every node of a fleet: scrub each distinct one once (and share it).
+    text = lru_cache(maxsize=4096)(scrubber().text)
     for path in _expand(files):
         try:
-            # Reports come from other machines (or older envdoctors): scrub secrets before use.
-            data = scrub_data(load_report(path))
+            data = load_report(path)
         except ReportError as e:
-            bad.append(Unreadable(path, e.reason))
+            bad.append(Unreadable(path, text(e.reason)))
             continue
         try:
             found = _nodes_from(data, path)
         except (KeyError, ValueError, TypeError, AttributeError) as e:
-            bad.append(Unreadable(path, f"malformed report: {type(e).__name__}: {e}"))
+            bad.append(Unreadable(path, text(f"malformed report: {type(e).__name__}: {e}")))
             continue
-        nodes += found
+        del data  # before the next file is read: one report in memory at a time
+        nodes += _scrub_nodes(found, text)
     # Two reports from one host (a rerun) must not merge into one row.
     counts = Counter(n.name for n in nodes)
     for n in nodes:

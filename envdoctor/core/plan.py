@@ -13,15 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envdoctor.core.api import CheckSpec
-from envdoctor.core.expect import Expectations, for_profile, to_spec
-from envdoctor.core.expect import plan as with_expectations
 from envdoctor.core.inputs import RunInputs, with_inputs
 from envdoctor.core.outputs import Output, target_problem
-from envdoctor.core.registry import Registry
 from envdoctor.core.selection import choose, matches, no_match_message, unmatched
 
 if TYPE_CHECKING:
+    from envdoctor.core.expect import Expectations
     from envdoctor.core.interpreter import Interpreter
+    from envdoctor.core.registry import Registry
     from envdoctor.core.session import RunOptions
     from envdoctor.modes.distributed import Launch
 
@@ -111,11 +110,15 @@ def decide_checks(
     """The one decision of which checks run: the profile (or --select), minus --deselect and
     the config's skip, plus the checks the inputs bring (--baseline, --lock, --as-user), the
     must_pass checks and one spec per expectation."""
+    from envdoctor.core.expect import plan as with_expectations
+
     chosen = with_inputs(choose(available, select, deselect, profile), available, inputs, profile, select, deselect)
     return with_expectations(exp, available, chosen, profile, deselect)
 
 
 def _check_patterns(available: Sequence[CheckSpec], exp: Expectations, select, deselect, skip, problems=()) -> None:
+    from envdoctor.core.expect import to_spec
+
     # `--select expect` is fine, and so is the id of a check the registry refused (its error row runs).
     everything = [*available, *(to_spec(e) for e in exp.facts), *problems]
     for what, patterns, pool in (("--select", select, everything), ("--deselect", deselect, everything)):
@@ -157,6 +160,8 @@ def build(
     :func:`envdoctor.core.inputs.validate`)."""
     positive_seconds("--timeout", timeout)
     positive_seconds("--rank-timeout", rank_timeout)
+    from envdoctor.core.expect import for_profile
+
     exp = for_profile(expectations, profile)
     skip = list(exp.skip)
     _check_patterns(registry.checks, exp, select, deselect, skip, registry.problems)

@@ -410,10 +410,15 @@ def protect(report: Report, redact: bool = False, env: Mapping[str, str] | None 
     return redact_report(report) if redact else report
 
 
+def scrubber(env: Mapping[str, str] | None = None) -> Scrubber:
+    """The always-on scrubber for single strings (``env`` defaults to this process's)."""
+    return Scrubber(secret_values(os.environ if env is None else env))
+
+
 def scrub_data(data: Any, env: Mapping[str, str] | None = None) -> Any:
     """:func:`scrub_report` for a report's JSON form (``envdoctor diff`` reads old files,
     possibly written by an envdoctor without this layer)."""
-    return walk(data, Scrubber(secret_values(os.environ if env is None else env)).text, key_rule=True)
+    return walk(data, scrubber(env).text, key_rule=True)
 
 
 def redact_data(reports: list[Any]) -> list[Any]:

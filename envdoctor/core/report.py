@@ -8,6 +8,8 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import chain, compress, repeat
+from operator import not_
 from typing import Any
 
 from envdoctor.core.api import Fix, Item, Status
@@ -165,19 +167,40 @@ def _no_constant(name: str) -> Any:
 def _too_deep(data: Any) -> str:
     """Nesting past MAX_DEPTH, or a number no report holds (1e999 reads as infinity; an integer
     past 64 bits overflows every float conversion downstream)."""
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
+    # A whole level at a time, sorted by type with C-level map/compress: a report holds
+    # thousands of strings, and `fleet` runs this over thousands of reports, so a Python step
+    # per item would cost more than parsing the JSON did.
+    level = [data] if isinstance(data, (dict, list)) else []
+    depth, problem = 1, _odd_number(data)
+    while level and not problem:
+        is_dict = list(map(isinstance, level, repeat(dict)))
+        items = [
+            *chain.from_iterable(map(dict.values, compress(level, is_dict))),
+            *chain.from_iterable(compress(level, map(not_, is_dict))),
+        ]
+        if items and depth >= MAX_DEPTH:  # they are one level deeper
             return f"JSON nested deeper than {MAX_DEPTH} levels"
-        if isinstance(value, float) and not math.isfinite(value):
-            return "a number too large to be a measurement"
-        if isinstance(value, int) and abs(value) >= 1 << 64:
-            return "an integer too large to be a measurement"
-        if isinstance(value, dict):
-            stack += [(v, depth + 1) for v in value.values()]
-        elif isinstance(value, list):
-            stack += [(v, depth + 1) for v in value]
+        kinds = set(map(type, items))
+        if kinds <= _KNOWN:  # as json.loads makes them
+            numbers = compress(items, map(_NUMBERS.__contains__, map(type, items))) if kinds & _NUMBERS else ()
+            level = list(compress(items, map(_BOXES.__contains__, map(type, items)))) if kinds & _BOXES else []
+        else:
+            numbers, level = items, [v for v in items if isinstance(v, (dict, list))]
+        problem = next(filter(None, map(_odd_number, numbers)), "")
+        depth += 1
+    return problem
+
+
+_BOXES = frozenset({dict, list})
+_NUMBERS = frozenset({int, float})
+_KNOWN = frozenset({str, bool, type(None)}) | _BOXES | _NUMBERS
+
+
+def _odd_number(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "a number too large to be a measurement"
+    if isinstance(value, int) and abs(value) >= 1 << 64:
+        return "an integer too large to be a measurement"
     return ""
 
 

@@ -17,13 +17,15 @@ class Profile:
     ``gpu``: GPU checks and GPU expectations are judged (False only for ``build``: a
     ``docker build`` has no GPU, and one config serves the build and the running container);
     ``expects_gpu``: at least one visible GPU is expected (unless ``gpus`` says otherwise), so a
-    GPU node that lost its GPUs fails instead of skipping every GPU check."""
+    GPU node that lost its GPUs fails instead of skipping every GPU check; ``keeps``: tags that
+    keep a check in although a tag of it is left out (``health`` keeps the one smoke it needs)."""
 
     name: str
     leaves_out: frozenset[str]
     needs: frozenset[str] | None = None
     gpu: bool = True
     expects_gpu: bool = False
+    keeps: frozenset[str] = frozenset()
 
 
 # The one profile table; everything that depends on the profile reads it.
@@ -35,11 +37,17 @@ class Profile:
 #            must never fail for lack of a GPU.
 #   runtime  a running container or GPU node (HEALTHCHECK): the build checks plus the driver,
 #            GPU and GPU smoke checks, and at least one GPU.
+#   health   a container's HEALTHCHECK, every few minutes: runtime without the smokes that
+#            compile (torch.compile, Triton, CUDA graphs: seconds each), keeping the one that
+#            proves a kernel runs on every GPU (``smoke.matmul``, tagged "health"); at least one GPU.
 #   full     runtime plus perf.
 PROFILE_TABLE: dict[str, Profile] = {
     "default": Profile("default", frozenset({"perf", "distributed", "baseline", "rehearsal"})),
     "build": Profile("build", frozenset({"gpu", "perf", "distributed", "baseline", "rehearsal"}), needs=frozenset({"build"}), gpu=False),
     "runtime": Profile("runtime", frozenset({"perf", "distributed", "baseline", "rehearsal"}), expects_gpu=True),
+    "health": Profile(
+        "health", frozenset({"smoke", "perf", "distributed", "baseline", "rehearsal"}), expects_gpu=True, keeps=frozenset({"health"})
+    ),
     "full": Profile("full", frozenset({"distributed", "baseline", "rehearsal"}), expects_gpu=True),
 }
 # The tags each profile leaves out (kept for `envdoctor list` and plugins that read it).
@@ -59,7 +67,7 @@ def in_profile(spec: CheckSpec, profile_name: str) -> bool:
     p = PROFILE_TABLE[profile_name]
     if p.needs is not None and not p.needs.intersection(spec.tags):
         return False
-    return not p.leaves_out.intersection(spec.tags)
+    return bool(p.keeps.intersection(spec.tags)) or not p.leaves_out.intersection(spec.tags)
 
 
 def split_patterns(values: Iterable[str]) -> list[str]:

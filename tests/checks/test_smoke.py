@@ -348,3 +348,59 @@ def test_compile_smoke_says_the_environment_switched_compile_off():
     row = json.loads(done.stdout)["results"][0]
     assert row["status"] == "skip" and "TORCH_COMPILE_DISABLE=1 switches torch.compile off" in row["message"]
     assert "Report" not in row["message"] + row["hint"]
+
+
+# --- a GPU build of torch that sees no GPU: the small compile ---------------------------------
+
+
+def test_the_small_compile_is_judged_with_what_was_left_out():
+    value = {
+        "device": "cpu",
+        "parts": {"function": {**part(kernels=()), "kernels": {"triton": [], "cpp": ["cpp_fused_add_0"]}}},
+        "left_out": {"module": "torch is a GPU build but sees no GPU: only the function is compiled on the CPU"},
+        "vectorized": False,
+    }
+    row = run_check(smoke.compile_smoke, probe=CannedProbe(compile_smoke=value), torch_build=CUDA_TORCH, env=SERIAL)
+    assert row.status is Status.PASS
+    assert row.message == (
+        "function matches eager on cpu; Inductor built 1 C++ kernel(s); no graph breaks "
+        "(conv net left out: torch is a GPU build but sees no GPU: only the function is compiled on the CPU)"
+    )
+    assert [i.name for i in row.items] == ["function"]
+
+
+def test_parallel_lanes_keep_what_a_lane_left_out():
+    def answer(kwargs):
+        name = kwargs["parts"][0]
+        if name == "module":
+            return {"device": "cpu", "parts": {}, "left_out": {"module": "no GPU"}}
+        return {"device": "cpu", "parts": {"function": {**part(), "kernels": {"triton": [], "cpp": ["k"]}}}, "left_out": {}}
+
+    row = run_check(
+        smoke.compile_smoke, probe=CannedProbe(compile_smoke=answer), torch_build=CUDA_TORCH, env={"ENVDOCTOR_SMOKE_PARALLEL": "1"}
+    )
+    assert row.status is Status.PASS
+    assert row.details["left_out"] == {"module": "no GPU"}
+    assert row.message.endswith("(conv net left out: no GPU)")
+
+
+@needs_torch
+def test_a_gpu_build_without_a_gpu_compiles_only_the_function_as_scalar_cpp(real_probe):
+    """The GPUs-hidden fault case, on this CPU build: `gpu_build` stands in for a CUDA build."""
+    value = real_probe.call(f"{smoke.BODY}:compile_smoke", {"parts": ["function", "module"], "gpu_build": True}, timeout=600)
+    if value["device"] == "cuda":
+        pytest.skip("this machine has a GPU: the CPU path is not what runs")
+    assert list(value["parts"]) == ["function"] and list(value["left_out"]) == ["module"]
+    assert value["vectorized"] is False
+    assert value["parts"]["function"]["kernels"]["cpp"], value
+    assert smoke.judge_compile(value).status is Status.PASS
+
+
+def test_the_triton_smoke_gets_its_own_worker_only_when_asked():
+    answer = {"interpreted": False, "ok": True, "max_error": 0.0, "triton_version": "3.6.0"}
+    facts = {"torch_build": CUDA_TORCH, "dists": TRITON_DISTS, "gpus": [H200], "visible_gpus": [H200]}
+    for setting, fresh in (("", False), ("0", False), ("triton", True), ("1", True)):
+        probe = CannedProbe(triton_add=answer)
+        row = run_check(smoke.triton_kernel, probe=probe, env={"ENVDOCTOR_SMOKE_PARALLEL": setting}, **facts)
+        assert row.status is Status.PASS, row.message
+        assert bool(probe.calls[0][2].get("fresh")) is fresh, setting
