@@ -18,7 +18,7 @@ from envdoctor.core.exitcode import ExitCode
 
 TAG = "baseline"
 # Facts a baseline never records: the baseline and lock files themselves and the engine's inputs.
-NOT_RECORDED = frozenset({"baseline", "lock", "options", "env", "probe"})
+NOT_RECORDED = frozenset({"baseline", "lock", "options", "env", "probe", "interpreter"})
 
 
 def recorded_facts(registry) -> list[str]:
@@ -29,11 +29,9 @@ def recorded_facts(registry) -> list[str]:
 
 def gather(registry, env) -> tuple[dict, dict]:
     """(facts recorded, reasons for facts that could not be had)."""
-    from envdoctor.core.facts import FactStore
-    from envdoctor.core.probe import ProbeClient
+    from envdoctor.core.session import live_store
 
-    probe = ProbeClient(extra_path=registry.paths, env=env)
-    store = FactStore(registry.facts, given={"probe": probe, "options": {}, "env": env})
+    probe, store = live_store(registry, env, {})
     facts, missing = {}, {}
     try:
         for name in recorded_facts(registry):

@@ -71,6 +71,16 @@ def platform_facts(interp: Interpreter | None = None) -> dict[str, Any]:
     }
 
 
+def live_store(reg: Registry, env: Mapping[str, str], options: Mapping[str, Any], interpreter: Interpreter | None = None):
+    """(probe client, fact store) for facts read on this machine: the engine's specials (the
+    probe, the options, the environment, the examined interpreter) given, every other fact from
+    its provider. The caller closes the probe client."""
+    interp = interpreter or own_interpreter()
+    probe = ProbeClient(extra_path=reg.paths, env=env, python=None if interp.own else interp.executable)
+    store = FactStore(reg.facts, given={"probe": probe, "options": dict(options), "env": env, "interpreter": interp})
+    return probe, store
+
+
 def execute(
     opts: RunOptions,
     *,
@@ -86,9 +96,8 @@ def execute(
     chosen = list(specs) if specs is not None else choose(reg.checks, opts.select, opts.deselect, opts.profile)
     env = dict(os.environ if env is None else env)
     interp = opts.interpreter or own_interpreter()
-    probe = ProbeClient(extra_path=reg.paths, env=env, python=None if interp.own else interp.executable)
+    probe, store = live_store(reg, env, opts.as_fact(), interp)
     probe.deadline = deadline
-    store = FactStore(reg.facts, given={"probe": probe, "options": opts.as_fact(), "env": env, "interpreter": interp})
     try:
         state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close, on_abandon=probe.abandon)
     finally:
