@@ -80,7 +80,19 @@ def allowed(name: str) -> bool:
     return name in NAMES or name.startswith(PREFIXES)
 
 
-@fact("env_vars", ask="the CUDA/torch/Triton environment variables set when it fails (`env | grep -E 'CUDA|TORCH|TRITON|NCCL'`)")
+def compact_env_vars(value: dict) -> dict:
+    """The report drops the NV_* variables NVIDIA's CUDA images set to record their own package
+    versions (NV_CUDNN_PACKAGE, NV_LIBNPP_VERSION, ...): no check reads them (--full-facts: all)."""
+    if not isinstance(value, dict):
+        return value
+    return {k: v for k, v in value.items() if not k.startswith("NV_")}
+
+
+@fact(
+    "env_vars",
+    compact=compact_env_vars,
+    ask="the CUDA/torch/Triton environment variables set when it fails (`env | grep -E 'CUDA|TORCH|TRITON|NCCL'`)",
+)
 def env_vars(env) -> dict:
     """{name: value} of the allowlisted variables that are set; secret-looking names keep
     their name (it is useful to know HF_TOKEN is set) but never their value."""

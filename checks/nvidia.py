@@ -523,7 +523,7 @@ def _need_gpus(gpus) -> list[dict]:
     return gpus
 
 
-@check("nvidia.driver", tags=("gpu",))
+@check("nvidia.driver", tags=("gpu", "health"))
 def driver_present(driver=None, pci_gpus=None, container=None, nvidia_query=None):
     """NVIDIA driver loaded; its version and the CUDA version it supports"""
     hung = list(((nvidia_query or {}).get("hung") or {}).values())
@@ -554,7 +554,7 @@ def driver_present(driver=None, pci_gpus=None, container=None, nvidia_query=None
     return skip("no NVIDIA GPU on this machine" if pci_gpus is not None else "no NVIDIA driver found and the PCI bus is not readable")
 
 
-@check("nvidia.gpus", tags=("gpu",), sources=("live", "pasted"))
+@check("nvidia.gpus", tags=("gpu", "health"), sources=("live", "pasted"))
 def gpu_list(gpus):
     """GPUs: name, compute capability, memory"""
     if not gpus:
@@ -575,7 +575,7 @@ def gpu_list(gpus):
     )
 
 
-@check("nvidia.driver_library_mismatch", tags=("gpu",))
+@check("nvidia.driver_library_mismatch", tags=("gpu", "health"))
 def driver_library_mismatch(driver):
     """The kernel module and the user-space driver libraries are the same version"""
     # B17: after an unattended driver upgrade without a reboot, user space is new and the kernel
@@ -606,7 +606,7 @@ def driver_library_mismatch(driver):
     return ok(f"kernel module and {', '.join(libs)} are all {kernel}")
 
 
-@check("nvidia.cuda_visible_devices", tags=("gpu",))
+@check("nvidia.cuda_visible_devices", tags=("gpu", "health"))
 def cuda_visible_devices(gpus, env):
     """CUDA_VISIBLE_DEVICES selects GPUs that exist"""
     # B4: "" hides every GPU ("No CUDA GPUs are available"); an invalid token silently truncates
@@ -729,7 +729,7 @@ def persistence(gpus):
     return ok("persistence mode not reported (typical inside containers and on some platforms)")
 
 
-@check("nvidia.fabric_manager", tags=("gpu",), sources=("live", "pasted"))
+@check("nvidia.fabric_manager", tags=("gpu", "health"), sources=("live", "pasted"))
 def fabric_manager(gpus, fabric_state):
     """NVSwitch fabric is initialised (fabric manager running)"""
     # B15: on HGX/DGX NVSwitch systems CUDA fails with "Error 802: system not yet initialized"

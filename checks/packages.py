@@ -52,16 +52,21 @@ _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def _checked_requirement(text: str) -> bool:
+    if "extra ==" in str(text):  # an optional extra's requirement: not installed with the package
+        return False
     m = _REQUIREMENT_NAME.match(str(text))
     return bool(m) and bool(_CHECKED_REQUIREMENTS.match(canonicalize_name(m.group(1))))
 
 
 def _derivable(key: str, field: str, value, stack: bool) -> bool:
-    """A name that is its key (readers fall back to the key), and pip as the installer of a
-    package outside the stack (most are; a conda one stays)."""
+    """A name that is its key (readers fall back to the key), the installer of a package outside
+    the stack (pip, uv: no check judges it there), and a false ``compiled`` (readers treat a
+    missing flag as false)."""
     if field == "name":
         return value == key
-    return field == "installer" and value == "pip" and not stack
+    if field == "compiled":
+        return value is False
+    return field == "installer" and not stack
 
 
 def compact_dists(value: dict) -> dict:

@@ -90,19 +90,15 @@ def annotate_libs(libs: list[dict], env: Mapping[str, str]) -> list[dict]:
 
 
 def compact_runtime(value: dict) -> dict:
-    """Each loaded library once: its path only where it differs from the real path, and the
-    LD_LIBRARY_PATH flag only where set (--full-facts: as gathered)."""
+    """Each loaded library by name and where it came from: the paths are in torch.loaded_libraries'
+    items, which judged them (--full-facts: as gathered)."""
     libs = value.get("loaded_libs") if isinstance(value, dict) else None
     if not isinstance(libs, list):
         return value
     short = []
     for lib in libs:
         if isinstance(lib, dict):
-            lib = {
-                k: v
-                for k, v in lib.items()
-                if not (k == "path" and v == lib.get("realpath")) and not (k == "via_ld_library_path" and not v)
-            }
+            lib = {k: v for k, v in lib.items() if k in ("name", "provenance") or (k == "via_ld_library_path" and v)}
         short.append(lib)
     return {**value, "loaded_libs": short}
 
@@ -285,7 +281,7 @@ def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None)
     return fail(f"CPU-only torch {torch_build['version']} on a machine with {count} NVIDIA GPU(s) ({', '.join(names)})", hint=hint)
 
 
-@check("torch.driver_supports_cuda", tags=("gpu",), sources=("live", "pasted"))
+@check("torch.driver_supports_cuda", tags=("gpu", "health"), sources=("live", "pasted"))
 def driver_supports_cuda(torch_build, driver, python_info=None):
     """The NVIDIA driver is new enough for torch's CUDA"""
     # B1: "The NVIDIA driver on your system is too old (found version 12080)" / "CUDA driver
@@ -413,7 +409,7 @@ _CUDA_WARN_HINTS = (
 )
 
 
-@check("torch.cuda_available", tags=("gpu",), sources=("live", "pasted"))
+@check("torch.cuda_available", tags=("gpu", "health"), sources=("live", "pasted"))
 def cuda_available(torch_build, torch_runtime, gpus, visible_gpus=None):
     """torch sees the GPUs the driver reports (as CUDA_VISIBLE_DEVICES selects)"""
     _cuda_build(torch_build)
@@ -600,7 +596,8 @@ def loaded_libraries(torch_runtime, env, torch_build=None):
     cudnn = rt.get("cudnn")
     problems += _cudnn_mismatch(rt)
     # Each library's provenance is in its item and the torch_runtime fact: the details name them only.
-    details = {"libraries": [lib["realpath"] for lib in libs], "ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
+    # The libraries themselves are in the torch_runtime fact and in this check's items.
+    details = {"ld_library_path_copies": stray, "cudnn": cudnn, "nccl": rt.get("nccl")}
     if isinstance(cudnn, dict) and cudnn.get("error"):
         # torch refuses the cuDNN it found: every convolution on the GPU fails.
         return fail(

@@ -48,21 +48,22 @@ def test_full_adds_perf_and_default_is_everything_quick():
     assert ids("default") == ids("runtime")
 
 
-def test_health_is_runtime_without_the_compile_smokes_but_keeps_the_kernel_proof():
-    specs = [*SPECS, spec("smoke.kernel", "gpu", "smoke", "health")]
-    chosen = [s.id for s in choose(specs, (), (), "health")]
-    assert chosen == ["system.python", "nvidia.driver", "site.untagged", "smoke.kernel"]
-    assert [s.id for s in choose(specs, (), ("smoke",), "health")] == ["system.python", "nvidia.driver", "site.untagged"]
+def test_health_runs_only_the_checks_tagged_health():
+    """A HEALTHCHECK every few minutes: the driver, the GPUs, hardware health and one kernel on
+    every GPU; measured on the H200 the runtime-minus-compile-smokes set took 8-9 s (bar: 5 s)."""
+    specs = [*SPECS, spec("smoke.kernel", "gpu", "smoke", "health"), spec("nvidia.nodes", "gpu", "health")]
+    assert [s.id for s in choose(specs, (), (), "health")] == ["smoke.kernel", "nvidia.nodes"]
+    assert [s.id for s in choose(specs, (), ("smoke",), "health")] == ["nvidia.nodes"]
 
 
-def test_health_profile_runs_the_builtin_matmul_smoke_and_no_compile_smoke():
+def test_health_profile_runs_the_builtin_matmul_smoke_and_nothing_slow():
     from envdoctor.core.registry import discover
 
     chosen = {s.id for s in choose(discover(()).checks, (), (), "health")}
     runtime = {s.id for s in choose(discover(()).checks, (), (), "runtime")}
-    assert "smoke.matmul" in chosen and "nvidia.driver" in chosen and "torch.cuda_available" in chosen
+    assert {"smoke.matmul", "nvidia.driver", "nvidia.gpus", "torch.cuda_available", "health.ecc", "health.xid"} <= chosen <= runtime
     assert not {i for i in chosen if i.startswith("smoke.") and i != "smoke.matmul"}
-    assert chosen == {i for i in runtime if not i.startswith("smoke.")} | {"smoke.matmul"}
+    assert not chosen & {"torch.extension_abi", "torch.loaded_libraries", "triton.ptxas", "compile.cxx_compiler"}
 
 
 def test_explicit_select_wins_over_the_profile():

@@ -49,13 +49,25 @@ def compact_fact(name: str, value: Any, spec: FactSpec | None) -> tuple[Any, boo
     return value, False
 
 
+def _same_as_fact(details: Mapping[str, Any], facts: Mapping[str, Any]) -> str | None:
+    """The fact a check's details merely repeat (system.environment lists env_vars), if any."""
+    if not details:
+        return None
+    return next((name for name, value in facts.items() if isinstance(value, Mapping) and value == details), None)
+
+
 def compact_report(report: Report, providers: Mapping[str, FactSpec]) -> Report:
-    """The report with each fact shortened by its provider's rule; ``facts_compacted`` names
-    those that were."""
+    """The report with each fact shortened by its provider's rule (``facts_compacted`` names
+    those that were), and a check's details that repeat a fact stored once, as
+    ``{"same_as_fact": name}``."""
     facts: dict[str, Any] = {}
     shortened = []
     for name, value in report.facts.items():
         facts[name], short = compact_fact(name, value, providers.get(name))
         if short:
             shortened.append(name)
-    return dataclasses.replace(report, facts=facts, facts_compacted=tuple(sorted(shortened)))
+    results = []
+    for r in report.results:
+        same = _same_as_fact(r.details, report.facts)
+        results.append(dataclasses.replace(r, details={"same_as_fact": same}) if same else r)
+    return dataclasses.replace(report, facts=facts, facts_compacted=tuple(sorted(shortened)), results=tuple(results))

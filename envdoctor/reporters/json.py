@@ -82,7 +82,7 @@ def dumps(value: Any, depth: int = 0, inline_from: int = 3) -> str:
     wherever the one-line form fits in INLINE_WIDTH characters, a value is one line. A GPU node's
     report is a third of its fully indented size, and a package or a mount is one line, not
     seven. Same data as json.dumps (readers parse it as any JSON)."""
-    flat = json.dumps(value)
+    flat = json.dumps(value, separators=(",", ":"))  # one-line values carry no padding: reports stay small
     if not isinstance(value, (dict, list)) or not value or depth >= inline_from or 2 * depth + len(flat) <= INLINE_WIDTH:
         return flat
     inner = "  " * (depth + 1)

@@ -97,7 +97,7 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
             if r.status in (Status.WARN, Status.FAIL, Status.ERROR):
                 lines += [f"        $ {f.command}" + ("  (as root)" if f.needs_root else "") for f in r.fixes]
             if verbose and r.details:
-                for k, v in r.details.items():
+                for k, v in details_of(r, report).items():
                     val = v if isinstance(v, str) else json.dumps(v, default=str)
                     if len(val) > 300:
                         val = val[:297] + "..."
@@ -107,3 +107,12 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
     code = "31" if head == "PROBLEMS FOUND" else "33" if "WARN" in head else "32"
     lines.append(_paint(head, "1;" + code, color) + ": " + summary_line(report))
     return "\n".join(lines) + "\n"
+
+
+def details_of(r, report) -> dict:
+    """A result's details; where the report stored them as the fact they repeat
+    (``{"same_as_fact": name}``, see envdoctor.core.compact), that fact's value."""
+    name = r.details.get("same_as_fact") if len(r.details) == 1 else None
+    if isinstance(name, str) and isinstance(report.facts.get(name), dict):
+        return report.facts[name]
+    return dict(r.details)
