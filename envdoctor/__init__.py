@@ -27,12 +27,12 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
 
-from typing import TYPE_CHECKING
-
 from envdoctor.core import signals as _signals
 
 if _signals.is_envdoctor_program():
-    _signals.install_early()  # before the heavy imports: a Ctrl-C now exits quietly
+    _signals.install_early()  # first, before any other import: a Ctrl-C now exits quietly
+
+from typing import TYPE_CHECKING  # noqa: E402 - after the signal handlers, on purpose
 
 from envdoctor.core.api import (
     Fix,
