@@ -159,7 +159,10 @@ def test_a_cuda_build_beside_a_cpu_torch_names_the_torch_library_it_lacks(tmp_pa
 def test_the_cli_reports_a_broken_extension_on_pythonpath(tmp_path):
     make_extension(tmp_path, "fake-ext", "fakeext", MISSING)
     done = run_cli("check", "--select", "torch.extension_abi", "--format", "json", env={"PYTHONPATH": str(tmp_path)})
-    assert '"status": "fail"' in done.stdout and "fake-ext" in done.stdout and "NotARealSymbol" in done.stdout, done.stdout + done.stderr
+    import json
+
+    row = next(r for r in json.loads(done.stdout)["results"] if r["id"] == "torch.extension_abi")
+    assert row["status"] == "fail" and "fake-ext" in row["message"] and "NotARealSymbol" in done.stdout, done.stdout + done.stderr
 
 
 def test_a_healthy_machine_has_no_extension_to_complain_about():
