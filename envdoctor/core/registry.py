@@ -25,6 +25,7 @@ from types import ModuleType
 
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
+from envdoctor.core.signals import STOP_SIGNALS
 
 GROUP = "envdoctor.checks"
 SELF = "envdoctor"
@@ -130,12 +131,12 @@ def _unknown_text(unknown: list[str], known: set[str]) -> str:
 
 
 class _Signals:
-    """Tells the user's Ctrl-C or SIGTERM (a signal delivered to this process while plugins load)
+    """Tells the user's Ctrl-C, SIGTERM or SIGHUP (a signal delivered to this process while plugins load)
     from a KeyboardInterrupt a plugin raises itself: the first must stop envdoctor, the second
     is the plugin's failure. Signals reach only the main thread; elsewhere nothing is watched
     and every KeyboardInterrupt is the plugin's."""
 
-    WATCHED = (signal.SIGINT, signal.SIGTERM)
+    WATCHED = STOP_SIGNALS  # SIGHUP too: a closed terminal stops a run as Ctrl-C does
 
     def __init__(self) -> None:
         self.seen = False
