@@ -29,7 +29,7 @@ BAD = ("fail", "error")
 SHOWN = ("fail", "error", "warn")
 
 
-@dataclass
+@dataclass(slots=True)  # thousands of nodes: no per-node __dict__
 class Node:
     name: str
     source: str
@@ -121,9 +121,10 @@ def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
     return [Node(host, source, _node_status(checks.values()), checks, messages, facts, partial)]
 
 
-def _scrub_nodes(nodes: Sequence[Node], scrub: Any) -> list[Node]:
+def _scrub_nodes(nodes: Sequence[Node], scrub: Any, shared: dict[tuple, dict[str, str]]) -> list[Node]:
     """Every string a node shows, scrubbed. Reports come from other machines (or older
-    envdoctors), so they may carry secrets; the fleet shows only these few strings of each."""
+    envdoctors), so they may carry secrets; the fleet shows only these few strings of each.
+    Nodes with the same facts (most of a fleet) share one dict of them (``shared``)."""
 
     def text(v: Any) -> Any:
         return scrub(v) if isinstance(v, str) else v  # a rank's summary is not shape-checked
@@ -134,7 +135,9 @@ def _scrub_nodes(nodes: Sequence[Node], scrub: Any) -> list[Node]:
         n.checks = {text(k): text(v) for k, v in n.checks.items()}
         n.messages = {text(k): text(v) for k, v in n.messages.items()}
         # Only the compared facts: a rank's summary could carry any key (a secret-named one too).
-        n.facts = {k: text(v) for k, v in n.facts.items() if k in FLEET_FACTS}
+        facts = {k: text(v) for k, v in n.facts.items() if k in FLEET_FACTS}
+        key = tuple(facts.items())
+        n.facts = shared.setdefault(key, facts) if len(shared) < 4096 or key in shared else facts
     return list(nodes)
 
 
@@ -145,6 +148,7 @@ def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:
     bad: list[Unreadable] = []
     # Fact values repeat on every node of a fleet: scrub each distinct one once (and share it).
     text = lru_cache(maxsize=4096)(scrubber().text)
+    shared: dict[tuple, dict[str, str]] = {}
     for path in _expand(files):
         try:
             data = load_report(path)
@@ -157,7 +161,7 @@ def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:
             bad.append(Unreadable(path, text(f"malformed report: {type(e).__name__}: {e}")))
             continue
         del data  # before the next file is read: one report in memory at a time
-        nodes += _scrub_nodes(found, text)
+        nodes += _scrub_nodes(found, text, shared)
     # Two reports from one host (a rerun) must not merge into one row.
     counts = Counter(n.name for n in nodes)
     for n in nodes:

@@ -177,7 +177,7 @@ def _unknown_text(unknown: list[str], known: set[str]) -> str:
 
 
 class _Signals:
-    """Tells the user's Ctrl-C or SIGTERM (a signal delivered to this process while plugins load)
+    """Tells the user's Ctrl-C, SIGTERM or SIGHUP (a signal delivered to this process while plugins load)
     from a KeyboardInterrupt a plugin raises itself: the first must stop envdoctor, the second
     is the plugin's failure. Signals reach only the main thread; elsewhere nothing is watched
     and every KeyboardInterrupt is the plugin's."""
