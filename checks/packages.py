@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import importlib.machinery
-import importlib.metadata as md
 import os
 import re
 import sys
@@ -16,7 +15,7 @@ import sys
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Unavailable, check, fact, fail, ok, skip
+from envdoctor import Unavailable, check, fact, fail, installed_distributions, ok, skip
 
 # What envdoctor diagnoses; reported in this order.
 STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
@@ -100,52 +99,8 @@ def dists(interpreter=None) -> dict:
     other = examined(interpreter)
     if other is not None:  # read there by the same code (envdoctor/core/_interpreter_query.py)
         return dict(other.get("dists") or {})
-    out: dict[str, dict] = {}
-    for d in md.distributions():
-        try:
-            name = d.metadata["Name"]
-        except Exception:  # noqa: BLE001 - a broken dist-info must not stop the scan
-            continue
-        if not name:
-            continue
-        key = canonicalize_name(name)
-        location = str(getattr(d, "_path", "") or "")
-        if key in out:
-            out[key].setdefault("others", []).append({"version": d.version, "location": location})
-            continue
-        try:
-            installer = (d.read_text("INSTALLER") or "").strip()
-        except Exception:  # noqa: BLE001
-            installer = ""
-        out[key] = {
-            "name": name,
-            "version": d.version,
-            "location": location,
-            "requires": list(d.requires or []),
-            "installer": installer,
-        }
-        compiled = ships_extensions(d)
-        if compiled is not None:
-            out[key]["compiled"] = compiled
-    return out
-
-
-# An extension module in RECORD: foo.cpython-312-x86_64-linux-gnu.so, libbar.so.12, baz.pyd.
-_EXTENSION = re.compile(r"\.(?:so|pyd|dylib)(?:\.\d+)*,")
-
-
-def ships_extensions(d: md.Distribution) -> bool | None:
-    """Whether a distribution installs compiled code (from its RECORD; None when it has none,
-    as conda and egg installs may). A torch or CUDA change breaks such a package's ABI: the
-    user sees "undefined symbol" at import, so ``envdoctor diff`` flags them."""
-    try:
-        record = d.read_text("RECORD")
-    except Exception:  # noqa: BLE001 - an unreadable dist-info must not stop the scan
-        return None
-    if record is None:
-        return None
-    # The substring test first: it is C-fast and rules out most pure-Python packages at once.
-    return any(ext in record for ext in (".so", ".pyd", ".dylib")) and bool(_EXTENSION.search(record))
+    # The same scan that --python runs inside another interpreter: one piece of code for both.
+    return installed_distributions()
 
 
 def parse_version_py(text: str) -> dict:

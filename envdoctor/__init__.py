@@ -14,6 +14,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :class:`ProbeRaised`, :func:`explain_output`
 - external commands with a deadline: :func:`run_command` (returns :class:`Completed`),
   :func:`last_line`
+- installed packages, read as the doctor reads them (also inside ``--python``'s interpreter):
+  :func:`installed_distributions`
 - secrets: :func:`is_secret_key`, :data:`REDACTED`
 - error signatures (known error texts -> cause, check, fix): :class:`Signature`,
   :class:`Finding`, :func:`find_signatures`, :func:`best_signature`; a module-level
@@ -27,14 +29,34 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
 
-from envdoctor.core import signals as _signals
+# os and sys are loaded before any module of ours; _signal is built into the interpreter (the
+# `signal` module around it is a file to find and compile): no file is read before the handlers.
+import _signal
+import os as _os
+import sys as _sys
 
-if _signals.is_envdoctor_program():
-    _signals.install_early()  # first, before any other import: a Ctrl-C now exits quietly
+
+def _quiet_exit(signum, frame):  # noqa: ARG001
+    try:
+        _os.write(2, b"envdoctor: interrupted\n")
+    finally:
+        _os._exit(130)
+
+
+# When envdoctor is the program (its console script, `python -m envdoctor`), a Ctrl-C, TERM or HUP
+# before `main` runs ends the process at once and quietly: installed here, before any import of
+# ours, since a signal during the import of even one more module showed a traceback (about 1 in
+# 50 SIGINTs 20 ms after start). envdoctor.core.signals.install_run replaces it in main.
+if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) == "envdoctor"):
+    for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+        try:
+            _signal.signal(_sig, _quiet_exit)
+        except (ValueError, OSError):
+            pass  # not the main thread (embedded use)
 
 from typing import TYPE_CHECKING  # noqa: E402 - after the signal handlers, on purpose
 
-from envdoctor.core.api import (
+from envdoctor.core.api import (  # noqa: E402 - after the signal handlers, on purpose
     Fix,
     Item,
     Missing,
@@ -54,7 +76,7 @@ from envdoctor.core.api import (
     warn,
     worst,
 )
-from envdoctor.core.version import __version__
+from envdoctor.core.version import __version__  # noqa: E402
 
 # The rest loads on first use (PEP 562): `envdoctor --help` and `envdoctor list` must start fast,
 # and a check module that never names the probe client or the launcher need not pay for them.
@@ -90,6 +112,7 @@ _LAZY = {
     "run_command": ("envdoctor.core.subproc", "run"),
     **{name: ("envdoctor.modes.distributed", name) for name in ("LAUNCHER_NAMES", "NOT_LAUNCHED", "Launch", "detect_launch")},
     "parse_as_user": ("envdoctor.core.inputs", "parse_as_user"),
+    "installed_distributions": ("envdoctor.core._interpreter_query", "dists"),
     "BASELINE_SCHEMA": ("envdoctor.sources.baseline", "SCHEMA"),
     **{
         name: ("envdoctor.sources.baseline", name) for name in ("Baseline", "BaselineError", "load_baseline", "load_lock", "write_baseline")
@@ -114,6 +137,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from envdoctor.core._interpreter_query import dists as installed_distributions
     from envdoctor.core.inputs import parse_as_user
     from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
     from envdoctor.core.probe import ProbeClient, explain_output
@@ -182,6 +206,7 @@ __all__ = [
     "fail",
     "find_signatures",
     "from_facts",
+    "installed_distributions",
     "is_secret_key",
     "last_line",
     "load_baseline",

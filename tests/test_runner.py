@@ -232,3 +232,30 @@ def test_ctrl_c_prints_partial_report_and_exits_130(tmp_path):
     assert "Traceback" not in err
     time.sleep(0.5)
     assert _sleepers() == before
+
+
+def test_a_stop_signal_whose_interrupt_was_swallowed_still_stops_the_run(monkeypatch):
+    """A KeyboardInterrupt raised while the interpreter runs an import lock's weakref callback is
+    printed as "Exception ignored" and lost; the run's signal handler also records the stop, and the
+    runner ends the run with it (seen: a SIGINT 20 ms after start left the run in a hanging check)."""
+    import threading
+
+    from envdoctor.core import signals
+
+    release = threading.Event()
+
+    @check("t.hangs")
+    def hangs():
+        """waits"""
+        release.wait(30)
+        return ok("released")
+
+    monkeypatch.setattr(signals, "_requested", threading.Event())
+    signals._requested.set()  # what _raise does before its KeyboardInterrupt went missing
+    start = time.monotonic()
+    try:
+        state = run_checks([getattr(hangs, CHECK_ATTR)], FactStore({}))
+    finally:
+        release.set()
+    assert state.interrupted and time.monotonic() - start < 5
+    assert state.outcomes["t.hangs"].status is Status.ERROR and "interrupted" in state.outcomes["t.hangs"].message

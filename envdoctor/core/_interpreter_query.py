@@ -3,8 +3,8 @@
 since none of it is installed there; it prints one marked JSON line, so whatever a
 sitecustomize prints cannot corrupt the answer.
 
-The distributions are read as ``envdoctor_checks.packages.dists`` reads them in the doctor's own
-interpreter (the same shape; a test compares the two on one interpreter).
+The doctor's own ``dists`` fact imports :func:`dists` from here (public as
+``envdoctor.installed_distributions``): one scan, whichever interpreter runs it.
 """
 
 import json
@@ -29,6 +29,9 @@ def _canonical(name):
 
 
 def _compiled(d):
+    """Whether a distribution installs compiled code (from its RECORD; None when it has none, as
+    conda and egg installs may). A torch or CUDA change breaks such a package's ABI: the user
+    sees "undefined symbol" at import, so ``envdoctor diff`` flags them."""
     try:
         record = d.read_text("RECORD")
     except Exception:  # noqa: BLE001 - an unreadable dist-info must not stop the scan
@@ -39,6 +42,9 @@ def _compiled(d):
 
 
 def dists():
+    """{canonical name: {name, version, location, requires, installer, compiled}} for the first copy
+    on sys.path of every installed distribution (what ``import`` would see), plus ``others``
+    listing further copies (shadowed installs)."""
     out = {}
     for d in md.distributions() if md is not None else ():
         try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from envdoctor.core.api import CheckSpec, ProbeError, ProbeRaised, Result, Skip, Status
 from envdoctor.core.facts import FactStore
 from envdoctor.core.report import CheckOutcome
+from envdoctor.core.signals import stop_requested
 
 
 def user_interrupt(e: BaseException) -> bool:
@@ -179,6 +180,8 @@ def _wait_for_workers(state: RunState, done: threading.Condition, threads: list[
     """Until every check has an outcome, the workers are gone, or the run's deadline passes."""
     with done:
         while len(state.outcomes) < total:
+            if stop_requested():  # a signal whose KeyboardInterrupt the interpreter swallowed
+                raise KeyboardInterrupt
             if deadline is not None and time.monotonic() >= deadline:
                 state.timed_out = True
                 break
