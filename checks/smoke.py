@@ -37,6 +37,16 @@ def parallel_lanes(env) -> bool:
     return (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "1"
 
 
+# The compile smokes run in turn in a worker of their own, beside the shared one where torch's
+# facts, the matmul and the Triton kernel run; ENVDOCTOR_SMOKE_PARALLEL=0 puts them back in the
+# shared worker (everything in one process, to measure against).
+COMPILE_LANE = "compile"
+
+
+def compile_lane(env) -> str:
+    return "main" if (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "0" else COMPILE_LANE
+
+
 def triton_lane(env) -> bool:
     """Whether the GPU Triton smoke gets its own worker, overlapping the compile smokes in the
     shared one (opt-in, ``ENVDOCTOR_SMOKE_PARALLEL=triton`` or ``=1``): it pays a second torch
@@ -284,7 +294,11 @@ def _compile_calls(probe, env, deliberate_break: bool = False) -> dict:
     kw = {"deliberate_break": deliberate_break}
     if not parallel_lanes(env):
         return probe.call(
-            f"{BODY}:compile_smoke", {"parts": ["function", "module"], **kw}, timeout=TIMEOUT["compile"], what="the torch.compile smoke"
+            f"{BODY}:compile_smoke",
+            {"parts": ["function", "module"], **kw},
+            timeout=TIMEOUT["compile"],
+            lane=compile_lane(env),
+            what="the torch.compile smoke",
         )
 
     def lane(part: str) -> dict:
@@ -388,7 +402,7 @@ def _gpu_smoke(probe, torch_build, env, gpus, visible_gpus, function: str, timeo
     if gate is not None:
         return gate
     try:
-        value = probe.call(f"{BODY}:{function}", {}, timeout=timeout, fresh=parallel_lanes(env), what=what)
+        value = probe.call(f"{BODY}:{function}", {}, timeout=timeout, fresh=parallel_lanes(env), lane=compile_lane(env), what=what)
     except ProbeRaised as e:
         return cite_evidence(_raised(e, what, check_id), gpu_health, visible_gpus, gpus)
     except ProbeError as e:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
 from collections.abc import Mapping
 
 from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
@@ -19,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor import Fix, Item, Skip, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, warn
 from envdoctor_checks import _cuda_compat as compat
-from envdoctor_checks.packages import package_dir, search_path
+from envdoctor_checks.packages import executable, package_dir, search_path
 
 PROBE_TIMEOUT = 120.0
 
@@ -655,6 +656,72 @@ def duplicate_installs(torch_spec, dists):
             "check PYTHONPATH and ~/.local (PYTHONNOUSERSITE=1), then install torch once",
         )
     return ok(f"one torch, at {torch_spec['dir']}")
+
+
+def _cache_tag(interpreter) -> str:
+    if interpreter is None or interpreter.own:
+        return sys.implementation.cache_tag or ""
+    major, minor = (interpreter.version.split(".") + ["0"])[:2]
+    return f"cpython-{major}{minor}"
+
+
+def bytecode_coverage(package: str, tag: str, prefix: str | None = None) -> tuple[int, int, int]:
+    """(modules, modules without bytecode, bytes of their source) under ``package``, tests left
+    out. Bytecode is looked for where the examined Python looks: ``__pycache__`` beside each
+    source, or under PYTHONPYCACHEPREFIX when that is set."""
+    total = missing = size = 0
+    for directory, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", "tests", "test")]
+        cache = os.path.join(prefix, os.path.abspath(directory).lstrip(os.sep)) if prefix else os.path.join(directory, "__pycache__")
+        try:
+            have = set(os.listdir(cache))
+        except OSError:
+            have = set()
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            total += 1
+            if f"{f[:-3]}.{tag}.pyc" not in have:
+                missing += 1
+                try:
+                    size += os.path.getsize(os.path.join(directory, f))
+                except OSError:
+                    pass
+    return total, missing, size
+
+
+def _bytecode_blocked(package: str, env: Mapping[str, str]) -> str:
+    """Why Python cannot save the bytecode it compiles ('' when it can)."""
+    if env.get("PYTHONDONTWRITEBYTECODE"):
+        return f"PYTHONDONTWRITEBYTECODE={env['PYTHONDONTWRITEBYTECODE']} stops Python from saving it"
+    if not os.access(package, os.W_OK):
+        return f"{package} is not writable here, so Python cannot save it"
+    return ""
+
+
+@check("torch.bytecode", tags=("build",))
+def bytecode(torch_spec, env, interpreter=None):
+    """torch is compiled to bytecode once, not again by every process that imports it"""
+    package = torch_spec["dir"]
+    prefix = env.get("PYTHONPYCACHEPREFIX") or None
+    total, missing, size = bytecode_coverage(package, _cache_tag(interpreter), prefix)
+    if not total:
+        return skip(f"no Python sources under {package}")
+    if missing * 2 <= total:
+        return ok(f"{total - missing} of {total} modules have bytecode" + (f" (under PYTHONPYCACHEPREFIX={prefix})" if prefix else ""))
+    blocked = _bytecode_blocked(package, env) if not prefix else ""
+    if not blocked:
+        return ok(f"{missing} of {total} modules have no bytecode yet; Python saves it at their first import")
+    python = executable(interpreter)
+    site = os.path.dirname(package)
+    return warn(
+        f"torch has no bytecode ({missing} of {total} modules, {size / 1e6:.0f} MB of source) and {blocked}: every process that "
+        "imports torch compiles them again (seconds each, for every DataLoader worker and torchrun rank)",
+        f"Compile once where torch is installed (in the image build): {python} -m compileall -q -j 0 {site}; "
+        "uv installs without bytecode unless told (UV_COMPILE_BYTECODE=1 or --compile-bytecode), as does pip --no-compile",
+        details={"package": package, "modules": total, "without_bytecode": missing, "source_bytes": size},
+        fixes=[Fix((python, "-m", "compileall", "-q", "-j", "0", site), scope="venv", needs_root=not os.access(site, os.W_OK))],
+    )
 
 
 @check("torch.numpy_abi", tags=("build",), sources=("live", "pasted"))

@@ -45,6 +45,22 @@ def _try(fn, default=None):
         return {"error": f"{type(e).__name__}: {e}"[:500]} if default is None else default
 
 
+# Warnings ``import torch`` gave when preload() imported it (collect() then finds it imported).
+_PRELOAD_WARNINGS: list[str] = []
+
+
+def preload() -> bool:
+    """Import torch ahead of the first check (ProbeClient.prestart), keeping the warnings the
+    import gave for collect(). Raises what the import raised: the client then discards this
+    worker, so the check that needs torch meets the failure in a fresh one, first-hand."""
+    print("envdoctor-stage: importing torch", flush=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import torch  # noqa: F401
+    _PRELOAD_WARNINGS[:] = [str(w.message)[:1000] for w in caught]
+    return True
+
+
 def collect() -> dict:
     # The interpreter that really imported torch (envdoctor's own, or the one given with --python).
     out: dict = {"import_error": None, "warnings": [], "loaded_libs": [], "executable": sys.executable}
@@ -101,6 +117,6 @@ def collect() -> dict:
                 }
             )
         out["devices"] = devices
-        out["warnings"] = [str(w.message)[:1000] for w in caught]
+        out["warnings"] = _PRELOAD_WARNINGS + [str(w.message)[:1000] for w in caught]
     out["loaded_libs"] = loaded_libraries()
     return out

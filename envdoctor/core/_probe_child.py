@@ -4,10 +4,15 @@ Reads one JSON request per line on stdin ({"target": "module:function", "kwargs"
 calls the function and writes one JSON response line to the file descriptor given as argv[1],
 so that whatever the target prints (torch warnings, compiler output) cannot corrupt the
 protocol. Kept free of envdoctor imports so it starts fast and cannot be broken by them.
+
+It also holds the two halves of the run's bytecode cache (see ``envdoctor.core.bytecode``):
+:func:`precompile`, run by helper processes, and :func:`read_bytecode_from`, which the worker
+applies at start when ``ENVDOCTOR_BYTECODE_CACHE`` names the cache.
 """
 
 import ctypes
 import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -63,6 +68,131 @@ def _guard(control_fd, parent, root):
     threading.Thread(target=_watch, args=(control_fd, root), name="envdoctor-parent-watch", daemon=True).start()
 
 
+# --- the run's bytecode cache ------------------------------------------------------------------
+# Where a package ships without .pyc files and Python may not write them (PYTHONDONTWRITEBYTECODE,
+# a read-only site-packages), every process compiles each module it imports from source: about
+# 2,500 modules for torch and torch.compile. Helper processes compile them side by side into a
+# directory of the run; the worker reads a module's bytecode from there when the usual
+# __pycache__ file is missing. Python validates each file against its source (mtime and size) as
+# always, so a stale or half-written one is recompiled, never trusted.
+
+BYTECODE_ENV = "ENVDOCTOR_BYTECODE_CACHE"
+_SKIP_DIRS = {"__pycache__", "tests", "test"}
+
+
+def _cache_name(source):
+    """The bytecode's path inside the cache, relative to it: the source's absolute directory
+    and the file name Python would use beside it."""
+    name = os.path.basename(importlib.util.cache_from_source(source))
+    return os.path.join(os.path.abspath(os.path.dirname(source)).lstrip(os.sep), name)
+
+
+def read_bytecode_from(cache):
+    """Make the import system look in ``cache`` for bytecode it does not find beside a source."""
+    import importlib._bootstrap_external as external  # the module the import system runs
+
+    plain = external.cache_from_source
+
+    def cache_from_source(path, debug_override=None, *, optimization=None):
+        usual = plain(path, debug_override, optimization=optimization)
+        if sys.pycache_prefix is not None or os.path.exists(usual):
+            return usual
+        return os.path.join(cache, os.path.abspath(os.path.dirname(path)).lstrip(os.sep), os.path.basename(usual))
+
+    external.cache_from_source = cache_from_source
+
+
+def sources(roots):
+    """The .py files under ``roots`` (package directories or single modules), shallow ones first
+    (a package's top modules are imported before its deep ones), tests left out."""
+    found = []
+    for order, root in enumerate(roots):
+        if os.path.isfile(root):
+            found.append((0, order, root))
+            continue
+        base = os.path.dirname(root.rstrip(os.sep))
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            depth = directory[len(base) :].count(os.sep)
+            found += [(depth, order, os.path.join(directory, f)) for f in files if f.endswith(".py")]
+    return [path for _, _, path in sorted(found)]
+
+
+def _pyc(source):
+    """Timestamp-validated bytecode of ``source`` (the format of PEP 552, as the importer writes it)."""
+    import marshal
+
+    st = os.stat(source)
+    with open(source, "rb") as f:
+        code = compile(f.read(), source, "exec", dont_inherit=True)
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    return header + marshal.dumps(code)
+
+
+class _Cache:
+    """Writes inside the cache directory through a descriptor of it: once the directory is
+    removed (the run ended, or its worker went), nothing can recreate it."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        self.made = set()
+
+    def has(self, name):
+        try:
+            os.stat(name, dir_fd=self.fd)
+            return True
+        except OSError:
+            return False
+
+    def write(self, name, data):
+        parts = name.split(os.sep)
+        for i in range(1, len(parts)):
+            sub = os.sep.join(parts[:i])
+            if sub not in self.made:
+                try:
+                    os.mkdir(sub, dir_fd=self.fd)
+                except FileExistsError:
+                    pass
+                self.made.add(sub)
+        tmp = f"{name}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=self.fd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+
+
+def precompile(argv=None):
+    """A helper: ``cache index count root...``; compiles every ``count``-th source from ``index``
+    into ``cache``, skipping modules that already have bytecode. Never raises: a module it
+    cannot compile is compiled by the importer, as it would have been anyway."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        cache = _Cache(argv[0])
+        index, count = int(argv[1]), int(argv[2])
+    except (OSError, IndexError, ValueError):
+        return
+    for path in sources(argv[3:])[index::count]:
+        try:
+            name = _cache_name(path)
+            if os.path.exists(importlib.util.cache_from_source(path)) or cache.has(name):
+                continue
+            cache.write(name, _pyc(path))
+        except FileNotFoundError:
+            if not _alive(cache.fd):
+                return  # the cache is gone: the run is over
+        except (OSError, ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+
+
+def _alive(fd):
+    """Whether the directory behind ``fd`` still exists (has a link)."""
+    try:
+        return os.fstat(fd).st_nlink > 0
+    except OSError:
+        return False
+
+
 def _respond(out, payload):
     try:
         text = json.dumps(payload, default=repr)
@@ -74,6 +204,8 @@ def _respond(out, payload):
 
 def main(argv=None):
     argv = sys.argv if argv is None else argv
+    if os.environ.get(BYTECODE_ENV):
+        read_bytecode_from(os.environ[BYTECODE_ENV])
     root = None
     if len(argv) >= 5:  # result fd, control fd, parent pid, the run's temporary directory
         root = argv[4]

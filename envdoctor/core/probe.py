@@ -26,8 +26,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from envdoctor.core import bytecode
+from envdoctor.core._probe_child import BYTECODE_ENV
 from envdoctor.core.api import ProbeError, ProbeRaised
-from envdoctor.core.subproc import describe_signal, kill_group, spawn_on_stable_thread
+from envdoctor.core.subproc import describe_signal, kill_group, kill_now, spawn_on_stable_thread
 
 _BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor.core._probe_child import main; main()"
 # Another interpreter (--python) has neither envdoctor nor its dependencies installed: the worker
@@ -44,6 +46,8 @@ _TARGET_BOOT = (
     "load('envdoctor_probe_child', {child!r}).main()"
 )
 OUTPUT_TAIL = 16 * 1024
+# What a prestarted worker imports before the first call (see ProbeClient.prestart).
+PRELOAD = "envdoctor_checks.bodies.torch_info:preload"
 
 # Phrases in a dead probe's output that name the cause better than the signal does.
 _CAUSES = [
@@ -79,13 +83,17 @@ def _dead_cause(output: str) -> str:
     return "; ".join(p for p in (explain_output(output), last_stage(output)) if p)
 
 
-def _worker_env(env: Mapping[str, str], root: str) -> dict[str, str]:
+def _worker_env(env: Mapping[str, str], root: str, bytecode_cache: str | None = None) -> dict[str, str]:
     """The worker's environment: every cache and temporary file inside ``root``.
 
     Inductor writes precompiled headers under ``$TMPDIR/torchinductor_<user>`` whatever
     TORCHINDUCTOR_CACHE_DIR says (149 MB per run); compilers write temporaries to $TMPDIR. With
-    TMPDIR pointing inside the run's directory, all of it goes when that directory goes."""
+    TMPDIR pointing inside the run's directory, all of it goes when that directory goes.
+    ``bytecode_cache``: the run's bytecode cache the worker reads from (core.bytecode)."""
     env = dict(env)
+    env.pop(BYTECODE_ENV, None)
+    if bytecode_cache:
+        env[BYTECODE_ENV] = bytecode_cache
     tmp = os.path.join(root, "tmp")
     env.update(TMPDIR=tmp, TEMP=tmp, TMP=tmp)
     env["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
@@ -102,7 +110,12 @@ def _worker_env(env: Mapping[str, str], root: str) -> dict[str, str]:
 # compiling): on a wedged driver that call never returns and the compile smoke would hang until
 # its deadline, holding the worker every other probe waits for. The worker sees nvidia-smi
 # through this wrapper: the real one, bounded; after one hang, later calls fail at once.
-NVIDIA_SMI_BOUND = 10
+# Only torch's and Triton's own calls go through it: Inductor's scheduler asks for the GPU's
+# maximum SM clock (triton.testing.nvsmi) for a runtime estimate and uses 0 when that fails; the
+# NVLink topology query has its own 5 s timeout. No check depends on their answers, so the bound
+# is short: a hang costs the compile smoke 3 s, not 10 (the whole healthy run takes ~10 s on
+# the H200; docs/benchmarks.md).
+NVIDIA_SMI_BOUND = 3
 _SMI_SHIM = """#!/bin/sh
 # envdoctor: the real nvidia-smi, bounded (a wedged driver must not hang the probe).
 hung="$(dirname "$0")/.nvidia-smi-hung"
@@ -165,17 +178,35 @@ def _checks_dir() -> str:
     return list(spec.submodule_search_locations)[0]
 
 
+def _run_dir() -> str:
+    """A new temporary directory for one worker (with its ``tmp``), or ProbeError."""
+    try:
+        root = tempfile.mkdtemp(prefix="envdoctor-probe-")
+        os.mkdir(os.path.join(root, "tmp"))
+    except OSError as e:
+        raise ProbeError(f"cannot create a temporary directory in {tempfile.gettempdir()}: {e.strerror or e}") from e
+    return root
+
+
 class _Worker:
-    def __init__(self, env: Mapping[str, str], extra_path: Sequence[str], python: str | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        extra_path: Sequence[str],
+        python: str | None = None,
+        *,
+        root: str | None = None,
+        bytecode_cache: str | None = None,
+    ) -> None:
+        """``root``: its temporary directory, made by the caller (else made here); it is
+        removed when the worker goes."""
         boot = _boot(python, extra_path)  # before anything is created that would need cleaning up
-        try:
-            self.cache_root = tempfile.mkdtemp(prefix="envdoctor-probe-")
-            os.mkdir(os.path.join(self.cache_root, "tmp"))
-        except OSError as e:
-            raise ProbeError(f"cannot create a temporary directory in {tempfile.gettempdir()}: {e.strerror or e}") from e
+        self.cache_root = root or _run_dir()
         self.log = tempfile.TemporaryFile(dir=self.cache_root)
         self.stopped = ""  # "deadline" or "interrupted" when envdoctor itself stopped this worker
         self.allowed = 0.0  # the deadline of the call in progress, in seconds
+        self.expired = False  # a call ran past its deadline (and the worker was killed)
+        self.preload_offset: int | None = None  # where the output of an unanswered preload starts
         rfd, wfd = os.pipe()
         # The control pipe: the worker holds its read end; its write end stays here and closes when
         # this process dies, however it dies (SIGKILL included); the worker then cleans up and exits.
@@ -192,7 +223,7 @@ class _Worker:
                     stderr=subprocess.STDOUT,
                     pass_fds=(wfd, crfd),
                     start_new_session=True,
-                    env=_worker_env(env, self.cache_root),
+                    env=_worker_env(env, self.cache_root, bytecode_cache),
                     cwd=self.cache_root,
                 )
             )
@@ -223,20 +254,29 @@ class _Worker:
         return self.log.read(end - start).decode("utf-8", "replace")
 
     def request(self, target: str, kwargs: Mapping[str, Any], timeout: float, what: str) -> tuple[dict, str]:
+        return self.receive(self.send(target, kwargs), timeout, what)
+
+    def send(self, target: str, kwargs: Mapping[str, Any]) -> int:
+        """Write one request; the offset in the log where its output starts."""
         self.log.seek(0, os.SEEK_END)
         offset = self.log.tell()
         line = json.dumps({"target": target, "kwargs": dict(kwargs)}) + "\n"
-        start = time.monotonic()
         try:
             self.proc.stdin.write(line.encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            pass  # it died; reading below reports how
+            pass  # it died; reading the answer reports how
         self.calls += 1
+        return offset
+
+    def receive(self, offset: int, timeout: float, what: str) -> tuple[dict, str]:
+        """The answer to the oldest request not yet answered, within ``timeout`` seconds."""
+        start = time.monotonic()
         self.allowed = timeout
         while b"\n" not in self.buf:
             left = timeout - (time.monotonic() - start)
             if left <= 0:
+                self.expired = True
                 kill_group(self.proc, grace=1.0)
                 out = self._output_since(offset)
                 self.close()
@@ -285,7 +325,7 @@ class _Worker:
         raise ProbeError(f"{what} {how}" + (f"; {cause}" if cause else ""), output=out)
 
     def close(self) -> None:
-        kill_group(self.proc, grace=1.0)
+        kill_now(self.proc)  # the whole group at once: everything it wrote is in cache_root, removed below
         for f in (self.proc.stdin,):
             try:
                 f.close()
@@ -301,6 +341,17 @@ class _Worker:
         shutil.rmtree(self.cache_root, ignore_errors=True)
 
 
+MAIN_LANE = "main"
+
+
+class _Lane:
+    """A long-lived worker and the lock that serialises the calls it serves."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.worker: _Worker | None = None
+
+
 class ProbeClient:
     """What a check receives as its ``probe`` parameter.
 
@@ -308,7 +359,8 @@ class ProbeClient:
     returns the function's (JSON) value. It raises :class:`ProbeRaised` when the function
     raised in the child, and :class:`ProbeError` when the child hung, died or spoke garbage.
     Pass ``fresh=True`` (or a different ``env``) to run in a one-off worker that cannot
-    disturb the shared one.
+    disturb the shared one, or ``lane="name"`` to run in another long-lived worker, side by
+    side with the shared one (the ``main`` lane); calls on one lane run in turn.
     """
 
     def __init__(self, *, extra_path: Sequence[str] = (), env: Mapping[str, str] | None = None, python: str | None = None) -> None:
@@ -319,8 +371,7 @@ class ProbeClient:
         self.env = dict(os.environ if env is None else env)
         self.python = python  # the interpreter examined (--python); None: the doctor's own
         self.deadline: float | None = None  # monotonic; set by the runner from --timeout
-        self._lock = threading.Lock()
-        self._worker: _Worker | None = None
+        self._lanes: dict[str, _Lane] = {MAIN_LANE: _Lane()}
         self._closed = False
         self._live_lock = threading.Lock()
         self._live: set[_Worker] = set()  # every worker started and not yet closed by a call
@@ -330,6 +381,80 @@ class ProbeClient:
         self._meta = threading.Lock()
         self._using: dict[int, _Worker] = {}
         self._abandoned: set[int] = set()
+        self.bytecode_cache: str | None = None  # the run's bytecode cache, when torch has none (core.bytecode)
+        self._helpers: list[subprocess.Popen] = []
+        self._spare: _Worker | None = None  # a preloaded worker no lane has taken yet (prestart)
+
+    def prestart(self, spare: bool = False, preload: str = PRELOAD) -> None:
+        """Start the shared worker now and have it import torch while the run's other checks
+        work, instead of when the first check asks; with ``spare``, one more such worker, for
+        the first other lane that needs one. Where torch has no bytecode, helpers compile it
+        side by side (core.bytecode). A preload that fails is forgotten: the first call gets a
+        fresh worker and meets the failure itself, first-hand."""
+        if self.python is None and not bytecode.installed("torch"):
+            return  # nothing to preload: the torch checks say so without a worker
+        lane = self._lanes[MAIN_LANE]
+        if not lane.lock.acquire(blocking=False):
+            return
+        try:
+            if not self._closed and lane.worker is None:
+                lane.worker = self._preloaded(preload)
+                if spare:
+                    self._spare = self._preloaded(preload)
+        except (ProbeError, OSError):
+            pass  # the first call starts its own worker and reports what is wrong
+        finally:
+            lane.lock.release()
+
+    def _take_spare(self) -> _Worker | None:
+        with self._live_lock:
+            worker, self._spare = self._spare, None
+        if worker is not None and not (worker.alive() or worker.preload_offset is not None):
+            worker.close()
+            return None
+        return worker
+
+    def _preloaded(self, preload: str) -> _Worker:
+        """A new worker told to import torch; the first one also starts the bytecode helpers,
+        their cache inside its directory."""
+        root = _run_dir()
+        try:
+            count = bytecode.helper_count(self.env) if self.python is None and self.bytecode_cache is None else 0
+            if count:
+                roots = bytecode.missing_roots()
+                if roots:
+                    self.bytecode_cache = os.path.join(root, "bytecode")
+                    os.mkdir(self.bytecode_cache)
+                    self._helpers = bytecode.start(self.bytecode_cache, roots, count, self.env)
+            worker = self._start_worker(self.env, "preloading torch", root=root)
+        except (ProbeError, OSError):
+            bytecode.stop(self._helpers)
+            self._helpers, self.bytecode_cache = [], None
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        worker.preload_offset = worker.send(preload, {})
+        return worker
+
+    def _lane(self, name: str) -> _Lane:
+        with self._live_lock:
+            return self._lanes.setdefault(name, _Lane())
+
+    def _await_preload(self, worker: _Worker, timeout: float, what: str) -> _Worker:
+        """The shared worker once its preload is answered: itself when torch imported there;
+        a fresh one when the preload failed or the worker died (the call meets the failure
+        first-hand, with its own output). A preload that outlives the call's deadline is the
+        call's timeout, as an import that hangs would be."""
+        offset, worker.preload_offset = worker.preload_offset, None
+        try:
+            payload, _ = self._request_answer(worker, offset, timeout, what)
+        except ProbeError:
+            if worker.expired:
+                raise
+            payload = {}
+        if payload.get("ok"):
+            return worker
+        worker.close()
+        return self._start_worker(self.env, what)
 
     def _remaining(self, timeout: float) -> float:
         if self.deadline is None:
@@ -345,33 +470,39 @@ class ProbeClient:
         env: Mapping[str, str] | None = None,
         fresh: bool = False,
         what: str | None = None,
+        lane: str = MAIN_LANE,
     ) -> Any:
         what = what or f"probe {target}"
+        lane_name = lane
         if self._closed:
             raise ProbeError(f"{what} was not run: the run was stopped")
         self._refuse_abandoned(what)
         if env is not None or fresh:
             return self._call_fresh(target, kwargs or {}, timeout, {**self.env, **(env or {})}, what)
+        lane = self._lane(lane_name)
         left = self._remaining(timeout)
-        if left <= 0 or not self._lock.acquire(timeout=max(left, 0)):
+        if left <= 0 or not lane.lock.acquire(timeout=max(left, 0)):
             raise ProbeError(f"{what} was not run: no time left within the run's --timeout")
         try:
             left = self._remaining(timeout)
             if self._closed:
                 raise ProbeError(f"{what} was not run: the run was stopped")
             self._refuse_abandoned(what)
-            if self._worker is None or not self._worker.alive():
-                if self._worker is not None:
-                    self._worker.close()
-                self._worker = self._start_worker(self.env, what)
-            worker = self._worker
+            worker = lane.worker
+            if worker is None or not (worker.alive() or worker.preload_offset is not None):
+                if worker is not None:
+                    worker.close()
+                lane.worker = worker = self._take_spare() or self._start_worker(self.env, what)
             try:
+                if worker.preload_offset is not None:
+                    lane.worker = worker = self._await_preload(worker, left, what)
+                    left = self._remaining(timeout)
                 payload, out = self._request(worker, target, kwargs or {}, left, what)
             except ProbeError:
-                self._worker = None
+                lane.worker = None
                 raise
         finally:
-            self._lock.release()
+            lane.lock.release()
         return _unwrap(payload, out)
 
     def _call_fresh(self, target: str, kwargs: Mapping[str, Any], timeout: float, env: Mapping[str, str], what: str) -> Any:
@@ -385,11 +516,14 @@ class ProbeClient:
         return _unwrap(payload, out)
 
     def _request(self, worker: _Worker, target: str, kwargs: Mapping[str, Any], timeout: float, what: str) -> tuple[dict, str]:
+        return self._request_answer(worker, worker.send(target, kwargs), timeout, what)
+
+    def _request_answer(self, worker: _Worker, offset: int, timeout: float, what: str) -> tuple[dict, str]:
         me = threading.get_ident()
         with self._meta:
             self._using[me] = worker
         try:
-            return worker.request(target, kwargs, timeout, what)
+            return worker.receive(offset, timeout, what)
         finally:
             with self._meta:
                 self._using.pop(me, None)
@@ -410,8 +544,8 @@ class ProbeClient:
             if worker is not None and worker.rfd != -1:
                 kill_group(worker.proc, grace=0.5)
 
-    def _start_worker(self, env: Mapping[str, str], what: str) -> _Worker:
-        worker = _Worker(env, self.extra_path, self.python)
+    def _start_worker(self, env: Mapping[str, str], what: str, root: str | None = None) -> _Worker:
+        worker = _Worker(env, self.extra_path, self.python, root=root, bytecode_cache=self.bytecode_cache)
         self.workers_started += 1
         with self._live_lock:
             self._live = {w for w in self._live if w.rfd != -1}
@@ -430,19 +564,26 @@ class ProbeClient:
         with self._live_lock:
             self._closed = True
             live = list(self._live)
+        bytecode.stop(self._helpers)
         past_deadline = self.deadline is not None and time.monotonic() >= self.deadline
         for w in live:
             if w.rfd == -1:
                 continue  # closed by its call already (its process group is gone)
             w.stopped = "deadline" if past_deadline else "interrupted"
-            kill_group(w.proc, grace=0.5)
-        if self._lock.acquire(timeout=2):
-            try:
-                if self._worker is not None and self._worker.rfd != -1:
-                    self._worker.close()
-                self._worker = None
-            finally:
-                self._lock.release()
+            kill_now(w.proc)
+        spare = self._take_spare()
+        if spare is not None:
+            spare.close()
+        with self._live_lock:
+            lanes = list(self._lanes.values())
+        for lane in lanes:
+            if lane.lock.acquire(timeout=2):
+                try:
+                    if lane.worker is not None and lane.worker.rfd != -1:
+                        lane.worker.close()
+                    lane.worker = None
+                finally:
+                    lane.lock.release()
 
 
 def _unwrap(payload: dict, out: str) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envdoctor.core.api import CheckSpec
+from envdoctor.core.api import CheckSpec, FactSpec
 from envdoctor.core.facts import FactStore
 from envdoctor.core.interpreter import Interpreter
 from envdoctor.core.interpreter import own as own_interpreter
@@ -81,6 +81,21 @@ def live_store(reg: Registry, env: Mapping[str, str], options: Mapping[str, Any]
     return probe, store
 
 
+def needs_fact(specs: Sequence[CheckSpec], facts: Mapping[str, FactSpec], wanted: str) -> bool:
+    """Whether any of ``specs`` needs the fact ``wanted``, itself or through the facts it needs."""
+    todo = [p.name for s in specs for p in s.params]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name == wanted:
+            return True
+        if name in seen or name not in facts:
+            continue
+        seen.add(name)
+        todo += [p.name for p in facts[name].params]
+    return False
+
+
 def execute(
     opts: RunOptions,
     *,
@@ -99,6 +114,10 @@ def execute(
     probe, store = live_store(reg, env, opts.as_fact(), interp)
     probe.deadline = deadline
     try:
+        if needs_fact(chosen, reg.facts, "torch_runtime"):
+            # The shared worker imports torch while the static checks run; a spare one too when
+            # several smokes will run, for the lane beside it (the compile smokes take it).
+            probe.prestart(spare=sum("smoke" in c.tags for c in chosen) > 1)
         state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close, on_abandon=probe.abandon)
     finally:
         probe.close()

@@ -97,6 +97,15 @@ def kill_group(proc: subprocess.Popen, grace: float = KILL_GRACE) -> None:
         pass
 
 
+def kill_now(proc: subprocess.Popen, wait: float = KILL_GRACE) -> None:
+    """KILL the whole process group of ``proc`` at once (no TERM first) and reap it."""
+    _signal_group(proc.pid, signal.SIGKILL)
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def _signal_group(pgid: int, sig: int) -> None:
     try:
         os.killpg(pgid, sig)
@@ -153,6 +162,26 @@ def spawn_on_stable_thread(start):
         if _spawner is None:
             _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="envdoctor-spawner")
     return _spawner.submit(start).result()
+
+
+def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> subprocess.Popen:
+    """Start ``argv`` with no input or output, leading its own process group and dying with
+    envdoctor; the caller reaps it (``kill_group``). Raises OSError when it cannot start."""
+    global _prctl
+    if _prctl is None and sys.platform.startswith("linux"):
+        _prctl = _load_prctl()
+    parent = os.getpid()
+    return spawn_on_stable_thread(
+        lambda: subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+            preexec_fn=_die_with_parent_preexec(parent) if _prctl else None,
+        )
+    )
 
 
 def read_tail(f, limit: int = MAX_OUTPUT) -> str:
