@@ -6,12 +6,13 @@ graphs, bf16 autocast under compile and an op on the XLA device. The bodies live
 ``bodies/smoke.py`` and run in probe workers (fresh Triton/Inductor caches, so the real
 toolchain is exercised); this module decides what to run and judges the numbers.
 
-Speed. Importing torch and a first ``torch.compile`` dominate a run. The shared worker (which
-also serves ``torch_runtime``) runs every smoke in turn, so torch is imported and Inductor
-warmed up once per run unless something crashes. ``ENVDOCTOR_SMOKE_PARALLEL=1`` opts into
-*parallel lanes*: the compile smokes each get a one-off worker and run side by side, paying
-one import and first compile per lane at the same time. On the H200 machine that saved about
-2 s of 18 (docs/benchmarks.md); in turn already meets the speed bar, so it is the default.
+Speed. Importing torch and a first ``torch.compile`` dominate a run. Two long-lived workers,
+both started (and importing torch) as the run begins, share the work: the compile smokes run in
+turn in the ``compile`` lane, so Inductor is imported and warmed up once; the matmul, the
+Triton kernel and torch's own facts run beside them in the shared worker (figures in
+docs/benchmarks.md). ``ENVDOCTOR_SMOKE_PARALLEL=0`` puts everything in the shared worker;
+``=1`` gives each compile smoke and the Triton kernel a one-off worker of its own (each pays
+its own import and first compile, at the same time).
 """
 
 from __future__ import annotations
@@ -45,14 +46,6 @@ COMPILE_LANE = "compile"
 
 def compile_lane(env) -> str:
     return "main" if (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "0" else COMPILE_LANE
-
-
-def triton_lane(env) -> bool:
-    """Whether the GPU Triton smoke gets its own worker, overlapping the compile smokes in the
-    shared one (opt-in, ``ENVDOCTOR_SMOKE_PARALLEL=triton`` or ``=1``): it pays a second torch
-    import but leaves the shared worker's serial path; benchmarks/bench_check.py --check-env
-    measures both."""
-    return parallel_lanes(env) or (env or {}).get("ENVDOCTOR_SMOKE_PARALLEL", "").strip() == "triton"
 
 
 def diagnose(e: ProbeRaised, check_id: str) -> tuple[str, str]:
@@ -257,7 +250,7 @@ def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None, 
     try:
         if on_gpu:
             value = probe.call(
-                f"{BODY}:triton_add", {}, timeout=TIMEOUT["triton"], fresh=triton_lane(env), what="the Triton vector-add smoke"
+                f"{BODY}:triton_add", {}, timeout=TIMEOUT["triton"], fresh=parallel_lanes(env), what="the Triton vector-add smoke"
             )
         else:
             # No GPU: Triton's interpreter runs the same kernel on CPU tensors; that needs a
@@ -326,12 +319,23 @@ def compile_switched_off(env) -> Result | None:
     )
 
 
+def driver_hung(nvidia_query) -> str:
+    """The hang reason when the driver stopped answering (NVML or nvidia-smi hung), else ''."""
+    hung = (nvidia_query or {}).get("hung") if isinstance(nvidia_query, dict) else None
+    return next(iter(hung.values()), "") if hung else ""
+
+
 @check("smoke.compile", tags=("smoke", "build"))
-def compile_smoke(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
+def compile_smoke(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None, nvidia_query=None):
     """torch.compile (Inductor) of a function and a small conv net matches eager, without graph breaks"""
     off = compile_switched_off(env)
     if off is not None:
         return off
+    hung = driver_hung(nvidia_query)
+    if hung and torch_build.get("kind") == "cuda":
+        # The compile would run on the GPU (torch sees it), where a wedged driver hangs it until
+        # its deadline: the other GPU smokes skip here too, through their gate.
+        return skip(f"the NVIDIA driver stopped answering, so nothing runs on the GPU ({hung}); see nvidia.driver")
     try:
         value = _compile_calls(probe, env)
     except ProbeRaised as e:

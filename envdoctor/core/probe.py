@@ -1,10 +1,14 @@
 """Probes: work that imports torch/triton/torch_xla or touches a GPU, in a child interpreter.
 
-One long-lived worker serves every probe call of a run, in turn, so torch is imported and the
-first compile paid at most once. Each call has a deadline; a call that hangs or kills the
-worker is reported as a :class:`ProbeError` with a diagnosis, and the next call starts a fresh
-worker. The worker leads its own process group, so TERM then KILL reaches its children too
-(compiler subprocesses, Inductor's compile workers).
+A long-lived worker per *lane* serves the probe calls of a run, in turn: the shared ``main``
+lane (torch's facts, the matmul, the Triton kernel) and whatever lanes checks name (the compile
+smokes run in ``compile``), so torch is imported and the first compile paid once per lane, the
+lanes side by side. The run starts the shared worker, and a spare for the next lane, before
+any check asks (:meth:`ProbeClient.prestart`): they import torch while the static checks run.
+Each call has a deadline; a call that hangs or kills the worker is reported as a
+:class:`ProbeError` with a diagnosis, and the next call starts a fresh worker. The worker leads
+its own process group, so a kill reaches its children too (compiler subprocesses, Inductor's
+compile workers).
 
 The worker gets fresh, temporary ``TRITON_CACHE_DIR`` and ``TORCHINDUCTOR_CACHE_DIR`` so smoke
 tests exercise the real toolchain rather than a cached kernel; they are removed on close.

@@ -399,8 +399,26 @@ def test_a_gpu_build_without_a_gpu_compiles_only_the_function_as_scalar_cpp(real
 def test_the_triton_smoke_gets_its_own_worker_only_when_asked():
     answer = {"interpreted": False, "ok": True, "max_error": 0.0, "triton_version": "3.6.0"}
     facts = {"torch_build": CUDA_TORCH, "dists": TRITON_DISTS, "gpus": [H200], "visible_gpus": [H200]}
-    for setting, fresh in (("", False), ("0", False), ("triton", True), ("1", True)):
+    # (ENVDOCTOR_SMOKE_PARALLEL=triton is gone: the compile smokes have their own lane by default.)
+    for setting, fresh in (("", False), ("0", False), ("1", True)):
         probe = CannedProbe(triton_add=answer)
         row = run_check(smoke.triton_kernel, probe=probe, env={"ENVDOCTOR_SMOKE_PARALLEL": setting}, **facts)
         assert row.status is Status.PASS, row.message
         assert bool(probe.calls[0][2].get("fresh")) is fresh, setting
+
+
+def test_a_wedged_driver_keeps_the_compile_smoke_off_the_gpu():
+    # NVML hung: the driver is wedged, and a compile on the GPU (torch sees it) would hang until
+    # its 300 s deadline; the other GPU smokes skip through their gate, this one by name.
+    hung = {"hung": {"nvml": "NVML did not answer within 10s: the driver or a GPU is likely wedged"}, "errors": {}}
+    probe = CannedProbe(compile_smoke=compiled(function=part(), module=part()))
+    row = run_check(smoke.compile_smoke, probe=probe, torch_build=CUDA_TORCH, env=SERIAL, nvidia_query=hung)
+    assert row.status is Status.SKIP
+    assert "stopped answering" in row.message and "likely wedged" in row.message
+    assert probe.calls == []
+    # A CPU build compiles on the CPU, where the driver plays no part; an answering driver changes nothing.
+    for build, query in ((CPU_TORCH, hung), (CUDA_TORCH, {"hung": {}, "errors": {}})):
+        probe = CannedProbe(compile_smoke=compiled(function=part(), module=part()))
+        row = run_check(smoke.compile_smoke, probe=probe, torch_build=build, env=SERIAL, nvidia_query=query)
+        assert row.status is not Status.SKIP, row.message
+        assert len(probe.calls) == 1
