@@ -167,6 +167,7 @@ def precompile(argv=None):
     into ``cache``, skipping modules that already have bytecode. Never raises: a module it
     cannot compile is compiled by the importer, as it would have been anyway."""
     argv = sys.argv[1:] if argv is None else argv
+    _yield_cpu()
     try:
         cache = _Cache(argv[0])
         index, count = int(argv[1]), int(argv[2])
@@ -183,6 +184,18 @@ def precompile(argv=None):
                 return  # the cache is gone: the run is over
         except (OSError, ValueError, SyntaxError, MemoryError, RecursionError):
             continue
+
+
+def _yield_cpu():
+    """Run only on CPUs nothing else wants (the worker importing torch; a training job beside a
+    health check): Linux's idle scheduling class, else the lowest nice level."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        try:
+            os.nice(19)
+        except OSError:
+            pass
 
 
 def _alive(fd):

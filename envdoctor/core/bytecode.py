@@ -9,7 +9,8 @@ critical path, serially.
 
 So when torch has no bytecode, a run starts helper processes (``_probe_child.precompile``)
 that compile torch and the packages it imports into a directory of the run, side by side on
-the spare CPUs, while the probe worker imports torch; the worker reads bytecode from there
+the spare CPUs (at idle scheduling priority: a busy machine's work comes first), while the
+probe worker imports torch; the worker reads bytecode from there
 (``_probe_child.read_bytecode_from``). The directory lives inside the shared worker's
 temporary directory, so it goes with it, even when envdoctor is killed. The user's own tree
 is never written to. ``torch.bytecode`` reports the missing bytecode as a finding.
