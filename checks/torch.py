@@ -659,7 +659,7 @@ def duplicate_installs(torch_spec, dists):
 
 
 def _cache_tag(interpreter) -> str:
-    if interpreter is None or interpreter.own:
+    if not interpreter or interpreter.own:  # not given (Missing, falsy) or envdoctor's own Python
         return sys.implementation.cache_tag or ""
     major, minor = (interpreter.version.split(".") + ["0"])[:2]
     return f"cpython-{major}{minor}"
@@ -690,11 +690,12 @@ def bytecode_coverage(package: str, tag: str, prefix: str | None = None) -> tupl
     return total, missing, size
 
 
-def _bytecode_blocked(package: str, env: Mapping[str, str]) -> str:
-    """Why Python cannot save the bytecode it compiles ('' when it can)."""
+def _bytecode_blocked(package: str, env: Mapping[str, str], prefix: str | None = None) -> str:
+    """Why Python cannot save the bytecode it compiles ('' when it can). Under PYTHONPYCACHEPREFIX
+    it saves there, not beside the sources, but PYTHONDONTWRITEBYTECODE still stops it."""
     if env.get("PYTHONDONTWRITEBYTECODE"):
         return f"PYTHONDONTWRITEBYTECODE={env['PYTHONDONTWRITEBYTECODE']} stops Python from saving it"
-    if not os.access(package, os.W_OK):
+    if not prefix and not os.access(package, os.W_OK):
         return f"{package} is not writable here, so Python cannot save it"
     return ""
 
@@ -709,7 +710,7 @@ def bytecode(torch_spec, env, interpreter=None):
         return skip(f"no Python sources under {package}")
     if missing * 2 <= total:
         return ok(f"{total - missing} of {total} modules have bytecode" + (f" (under PYTHONPYCACHEPREFIX={prefix})" if prefix else ""))
-    blocked = _bytecode_blocked(package, env) if not prefix else ""
+    blocked = _bytecode_blocked(package, env, prefix)
     if not blocked:
         return ok(f"{missing} of {total} modules have no bytecode yet; Python saves it at their first import")
     python = executable(interpreter)

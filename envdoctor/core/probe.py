@@ -422,18 +422,23 @@ class ProbeClient:
         """A new worker told to import torch; the first one also starts the bytecode helpers,
         their cache inside its directory."""
         root = _run_dir()
+        worker = None
         try:
             count = bytecode.helper_count(self.env) if self.python is None and self.bytecode_cache is None else 0
-            if count:
-                roots = bytecode.missing_roots()
-                if roots:
-                    self.bytecode_cache = os.path.join(root, "bytecode")
-                    os.mkdir(self.bytecode_cache)
-                    self._helpers = bytecode.start(self.bytecode_cache, roots, count, self.env)
+            roots = bytecode.missing_roots() if count else []
+            if roots:
+                self.bytecode_cache = os.path.join(root, "bytecode")
+            # The worker before the helpers: once it runs, it removes ``root`` (the cache with it)
+            # however envdoctor dies, SIGKILL included; until then nothing would.
             worker = self._start_worker(self.env, "preloading torch", root=root)
-        except (ProbeError, OSError):
+            if roots:
+                os.mkdir(self.bytecode_cache)
+                self._helpers = bytecode.start(self.bytecode_cache, roots, count, self.env)
+        except BaseException:  # a Ctrl-C or TERM here too: nothing of this worker may outlive the run
             bytecode.stop(self._helpers)
             self._helpers, self.bytecode_cache = [], None
+            if worker is not None:
+                worker.close()
             shutil.rmtree(root, ignore_errors=True)
             raise
         worker.preload_offset = worker.send(preload, {})
