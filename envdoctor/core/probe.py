@@ -421,11 +421,11 @@ class ProbeClient:
     def _preloaded(self, preload: str) -> _Worker:
         """A new worker told to import torch; the first one also starts the bytecode helpers,
         their cache inside its directory."""
-        root = _run_dir()
+        count = bytecode.helper_count(self.env) if self.python is None and self.bytecode_cache is None else 0
+        roots = bytecode.missing_roots() if count else []
+        root = _run_dir()  # as late as possible: a SIGKILL before the worker runs would leave it
         worker = None
         try:
-            count = bytecode.helper_count(self.env) if self.python is None and self.bytecode_cache is None else 0
-            roots = bytecode.missing_roots() if count else []
             if roots:
                 self.bytecode_cache = os.path.join(root, "bytecode")
             # The worker before the helpers: once it runs, it removes ``root`` (the cache with it)
