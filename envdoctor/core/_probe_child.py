@@ -80,10 +80,10 @@ BYTECODE_ENV = "ENVDOCTOR_BYTECODE_CACHE"
 _SKIP_DIRS = {"__pycache__", "tests", "test"}
 
 
-def _cache_name(source):
+def _cache_name(source, usual=None):
     """The bytecode's path inside the cache, relative to it: the source's absolute directory
-    and the file name Python would use beside it."""
-    name = os.path.basename(importlib.util.cache_from_source(source))
+    and the file name Python would use beside it (``usual``, that path, when known)."""
+    name = os.path.basename(usual or importlib.util.cache_from_source(source))
     return os.path.join(os.path.abspath(os.path.dirname(source)).lstrip(os.sep), name)
 
 
@@ -97,7 +97,7 @@ def read_bytecode_from(cache):
         usual = plain(path, debug_override, optimization=optimization)
         if sys.pycache_prefix is not None or os.path.exists(usual):
             return usual
-        return os.path.join(cache, os.path.abspath(os.path.dirname(path)).lstrip(os.sep), os.path.basename(usual))
+        return os.path.join(cache, _cache_name(path, usual))
 
     external.cache_from_source = cache_from_source
 

@@ -142,6 +142,12 @@ def _load_prctl():
     return fn
 
 
+def _ensure_prctl() -> None:
+    global _prctl
+    if _prctl is None and sys.platform.startswith("linux"):
+        _prctl = _load_prctl()
+
+
 def _die_with_parent_preexec(parent: int):
     """A preexec_fn: only an already-resolved C call and getppid, no imports, no locks, so it is
     safe in a child forked from a threaded process (glibc keeps malloc usable after fork)."""
@@ -167,9 +173,7 @@ def spawn_on_stable_thread(start):
 def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> subprocess.Popen:
     """Start ``argv`` with no input or output, leading its own process group and dying with
     envdoctor; the caller reaps it (``kill_group``). Raises OSError when it cannot start."""
-    global _prctl
-    if _prctl is None and sys.platform.startswith("linux"):
-        _prctl = _load_prctl()
+    _ensure_prctl()
     parent = os.getpid()
     return spawn_on_stable_thread(
         lambda: subprocess.Popen(
@@ -211,9 +215,7 @@ def run(
     start = time.monotonic()
     # Output goes to temporary files, not pipes: a chatty child can never block on a full pipe,
     # and we keep only the tail.
-    global _prctl
-    if _prctl is None and sys.platform.startswith("linux"):
-        _prctl = _load_prctl()
+    _ensure_prctl()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
