@@ -101,11 +101,13 @@ def test_the_worker_sees_nvidia_smi_bounded(tmp_path, monkeypatch):
     root = tmp_path / "run-ok"
     root.mkdir()
     env = probe_mod._worker_env({"PATH": f"{tmp_path / 'ok'}:/usr/bin:/bin"}, str(root))
+    probe_mod._write_smi_shim(f"{tmp_path / 'ok'}:/usr/bin:/bin", str(root))  # as _Worker does once the child made root
     done = subprocess.run(["nvidia-smi", "-L"], env=env, capture_output=True, text=True, timeout=30)
     assert (done.returncode, done.stdout.strip()) == (0, "GPU 0: fake -L")
     root = tmp_path / "run-hang"
     root.mkdir()
     env = probe_mod._worker_env({"PATH": f"{tmp_path / 'hang'}:/usr/bin:/bin"}, str(root))
+    probe_mod._write_smi_shim(f"{tmp_path / 'hang'}:/usr/bin:/bin", str(root))
     start = time.monotonic()
     first = subprocess.run(["nvidia-smi"], env=env, capture_output=True, text=True, timeout=30)
     second = subprocess.run(["nvidia-smi"], env=env, capture_output=True, text=True, timeout=30)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import select
 import shlex
 import shutil
@@ -104,9 +105,8 @@ def _worker_env(env: Mapping[str, str], root: str, bytecode_cache: str | None = 
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
     env["CUDA_CACHE_PATH"] = os.path.join(root, "cuda")  # the driver's PTX JIT cache
     env["PYTHONUNBUFFERED"] = "1"
-    shim = _bounded_nvidia_smi(env.get("PATH", os.defpath), root)
-    if shim:
-        env["PATH"] = shim + os.pathsep + env.get("PATH", os.defpath)
+    if _smi_shim(env.get("PATH", os.defpath)):  # written into root/bin once the worker made root
+        env["PATH"] = os.path.join(root, "bin") + os.pathsep + env.get("PATH", os.defpath)
     return env
 
 
@@ -131,22 +131,30 @@ exit $rc
 """
 
 
-def _bounded_nvidia_smi(path: str, root: str) -> str | None:
-    """A directory holding the bounding ``nvidia-smi`` wrapper, or None (no nvidia-smi or no
-    ``timeout`` program here: nothing to wrap, or nothing to wrap it with)."""
+def _smi_shim(path: str) -> str | None:
+    """The bounding ``nvidia-smi`` wrapper's text, or None (no nvidia-smi or no ``timeout``
+    program on ``path``: nothing to wrap, or nothing to wrap it with)."""
     real, bound_with = shutil.which("nvidia-smi", path=path), shutil.which("timeout", path=path)
     if not real or not bound_with:
         return None
+    return _SMI_SHIM.format(timeout=shlex.quote(bound_with), real=shlex.quote(real), bound=NVIDIA_SMI_BOUND)
+
+
+def _write_smi_shim(path: str, root: str) -> None:
+    """Put the wrapper where the worker's PATH looks first. Before the first request, so before
+    any torch code can run nvidia-smi; if it cannot be written, the real one is found instead."""
+    text = _smi_shim(path)
+    if not text:
+        return
     bindir = os.path.join(root, "bin")
     try:
         os.makedirs(bindir, exist_ok=True)
         script = os.path.join(bindir, "nvidia-smi")
         with open(script, "w", encoding="utf-8") as f:
-            f.write(_SMI_SHIM.format(timeout=shlex.quote(bound_with), real=shlex.quote(real), bound=NVIDIA_SMI_BOUND))
+            f.write(text)
         os.chmod(script, 0o755)
     except OSError:
-        return None
-    return bindir
+        pass
 
 
 def explain_output(output: str) -> str:
@@ -183,13 +191,27 @@ def _checks_dir() -> str:
 
 
 def _run_dir() -> str:
-    """A new temporary directory for one worker (with its ``tmp``), or ProbeError."""
-    try:
-        root = tempfile.mkdtemp(prefix="envdoctor-probe-")
-        os.mkdir(os.path.join(root, "tmp"))
-    except OSError as e:
-        raise ProbeError(f"cannot create a temporary directory in {tempfile.gettempdir()}: {e.strerror or e}") from e
-    return root
+    """A name for one worker's temporary directory, not yet made: the worker's child makes it
+    between fork and exec (see _make_run_dir), so no moment exists where the directory is there
+    and nothing would remove it (a SIGKILL of envdoctor before that leaves nothing; after it, the
+    child's guard removes it). ProbeError when the temporary directory cannot take it."""
+    parent = tempfile.gettempdir()
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ProbeError(f"cannot create a temporary directory in {parent}: it is not writable")
+    return os.path.join(parent, f"envdoctor-probe-{secrets.token_hex(6)}")
+
+
+def _make_run_dir(root: str):
+    """The worker's preexec_fn: make ``root`` (private) and its ``tmp``, and work there. Only
+    system calls, as code between fork and exec must be."""
+    tmp = os.path.join(root, "tmp")
+
+    def preexec() -> None:
+        os.mkdir(root, 0o700)
+        os.mkdir(tmp)
+        os.chdir(root)
+
+    return preexec
 
 
 class _Worker:
@@ -202,11 +224,11 @@ class _Worker:
         root: str | None = None,
         bytecode_cache: str | None = None,
     ) -> None:
-        """``root``: its temporary directory, made by the caller (else made here); it is
-        removed when the worker goes."""
+        """``root``: the name of its temporary directory (``_run_dir``; else one is chosen here),
+        which the child makes and which is removed when the worker goes."""
         boot = _boot(python, extra_path)  # before anything is created that would need cleaning up
         self.cache_root = root or _run_dir()
-        self.log = tempfile.TemporaryFile(dir=self.cache_root)
+        self.log = tempfile.TemporaryFile()  # nameless: nothing to leave behind
         self.stopped = ""  # "deadline" or "interrupted" when envdoctor itself stopped this worker
         self.allowed = 0.0  # the deadline of the call in progress, in seconds
         self.expired = False  # a call ran past its deadline (and the worker was killed)
@@ -228,18 +250,21 @@ class _Worker:
                     pass_fds=(wfd, crfd),
                     start_new_session=True,
                     env=_worker_env(env, self.cache_root, bytecode_cache),
-                    cwd=self.cache_root,
+                    preexec_fn=_make_run_dir(self.cache_root),
                 )
             )
-        except OSError as e:
+        except (OSError, subprocess.SubprocessError) as e:
             for fd in (rfd, self.control):
                 os.close(fd)
             self.log.close()
             shutil.rmtree(self.cache_root, ignore_errors=True)
-            raise ProbeError(f"cannot start a Python child process: {e}") from e
+            if isinstance(e, OSError):
+                raise ProbeError(f"cannot start a Python child process: {e}") from e
+            raise ProbeError(f"cannot create the probe's temporary directory {self.cache_root}") from e
         finally:
             os.close(wfd)
             os.close(crfd)
+        _write_smi_shim(env.get("PATH", os.defpath), self.cache_root)
         self.rfd = rfd
         self.buf = b""
         self.calls = 0
@@ -423,13 +448,13 @@ class ProbeClient:
         their cache inside its directory."""
         count = bytecode.helper_count(self.env) if self.python is None and self.bytecode_cache is None else 0
         roots = bytecode.missing_roots() if count else []
-        root = _run_dir()  # as late as possible: a SIGKILL before the worker runs would leave it
+        root = _run_dir()  # a name: the worker makes the directory
         worker = None
         try:
             if roots:
                 self.bytecode_cache = os.path.join(root, "bytecode")
-            # The worker before the helpers: once it runs, it removes ``root`` (the cache with it)
-            # however envdoctor dies, SIGKILL included; until then nothing would.
+            # The worker before the helpers: it makes ``root`` and removes it (the cache with it)
+            # however envdoctor dies, SIGKILL included.
             worker = self._start_worker(self.env, "preloading torch", root=root)
             if roots:
                 os.mkdir(self.bytecode_cache)
