@@ -44,12 +44,12 @@ from envdoctor import (
 )
 from envdoctor import run_command as run
 from envdoctor_checks import _cuda_compat as compat
+from envdoctor_checks.bodies.nvml_child import lib_info, loaded_library  # as the NVML child reports libnvidia-ml
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 SYS_MODULE_VERSION = "/sys/module/nvidia/version"
 PCI_DEVICES = "/sys/bus/pci/devices"
 IOMMU_GROUPS = "/sys/kernel/iommu_groups"
-SELF_MAPS = "/proc/self/maps"
 # One short deadline for every driver query: a healthy driver answers in well under a second,
 # one that takes 10 s is wedged, and the rest of the run must not wait for it.
 DRIVER_QUERY_TIMEOUT = 10.0
@@ -138,33 +138,6 @@ def pci_nvswitches() -> list[dict]:
     if not os.path.isdir(PCI_DEVICES):
         raise Unavailable(f"{PCI_DEVICES} is not readable")
     return [d for d in scan_pci(PCI_DEVICES) if d["class"].startswith("0x0680")]
-
-
-def loaded_library(fragment: str, maps_path: str = SELF_MAPS) -> str | None:
-    """The path of a shared library this process has mapped whose name contains ``fragment``."""
-    try:
-        with open(maps_path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and fragment in os.path.basename(parts[5].strip()):
-                    return parts[5].strip()
-    except OSError:
-        return None
-    return None
-
-
-def version_suffix(path: str | None) -> str | None:
-    """``libcuda.so.580.65.06`` -> ``580.65.06`` (after resolving symlinks)."""
-    if not path:
-        return None
-    m = re.search(r"\.so\.(\d+(?:\.\d+)*)$", os.path.realpath(path))
-    return m.group(1) if m else None
-
-
-def lib_info(path: str | None) -> dict | None:
-    if not path:
-        return None
-    return {"path": path, "realpath": os.path.realpath(path), "version": version_suffix(path)}
 
 
 def cuda_driver_version() -> tuple[str | None, dict | None, str]:

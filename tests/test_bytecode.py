@@ -22,6 +22,7 @@ import pytest
 from envdoctor.core import _probe_child as child
 from envdoctor.core import bytecode
 from envdoctor.core._probe_child import _cache_name, precompile, sources
+from tests.test_containment import _marked, _wait_gone
 
 REPO = str(Path(__file__).resolve().parent.parent)
 HEADER = 16  # PEP 552: magic, flags, mtime, size
@@ -362,22 +363,9 @@ print(json.dumps(info))
 """
 
 
-def _marked(marker: str) -> list[int]:
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("ENVDOCTOR_TEST_MARKER") == marker:
-                found.append(p.pid)
-        except (psutil.Error, OSError):
-            continue
-    return found
-
-
-def test_a_prestarted_worker_reads_torch_bytecode_from_the_runs_cache(tmp_path):
-    sp = tmp_path / "sp"
-    torch = fake_torch(sp)
-    bodies = tmp_path / "bodies"
-    _write(bodies / "wherebody.py", WHERE_BODY)
+def _drive(tmp_path, sp, *args: str) -> tuple[dict, Path, str]:
+    """Run DRIVER (a ProbeClient with two forced helpers over the bytecode-less packages under
+    ``sp``) in a process of its own; (what it printed, its TMPDIR, the marker its children carry)."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     marker = uuid.uuid4().hex
@@ -391,11 +379,17 @@ def test_a_prestarted_worker_reads_torch_bytecode_from_the_runs_cache(tmp_path):
     }
     env.pop("PYTHONPYCACHEPREFIX", None)
     driver = _write(tmp_path / "driver.py", DRIVER)
-    done = subprocess.run(
-        [sys.executable, str(driver), str(bodies), "call"], capture_output=True, text=True, env=env, timeout=120, cwd=str(tmp_path)
-    )
+    done = subprocess.run([sys.executable, str(driver), *args], capture_output=True, text=True, env=env, timeout=120, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr
-    info = json.loads(done.stdout)
+    return json.loads(done.stdout), tmp, marker
+
+
+def test_a_prestarted_worker_reads_torch_bytecode_from_the_runs_cache(tmp_path):
+    sp = tmp_path / "sp"
+    torch = fake_torch(sp)
+    bodies = tmp_path / "bodies"
+    _write(bodies / "wherebody.py", WHERE_BODY)
+    info, tmp, marker = _drive(tmp_path, sp, str(bodies), "call")
     cache = info["cache"]
     assert cache and cache.startswith(str(tmp) + os.sep) and os.path.basename(cache) == "bytecode"
     assert len(info["helpers"]) == 2 and info["started_after_prestart"] == 1
@@ -407,39 +401,14 @@ def test_a_prestarted_worker_reads_torch_bytecode_from_the_runs_cache(tmp_path):
     assert info["cache_existed"] and not info["cache_after"]
     assert info["children"] == []
     assert not (torch / "__pycache__").exists(), "the user's torch was written to"
-    end = time.monotonic() + 5
-    while _marked(marker) and time.monotonic() < end:
-        time.sleep(0.1)
-    assert _marked(marker) == [], "a helper or worker outlived the run"
+    assert _wait_gone(marker) == [], "a helper or worker outlived the run"
     assert os.listdir(tmp) == [], "the run's temporary files outlived it"
 
 
 def test_close_right_after_prestart_stops_the_helpers_and_removes_their_cache(tmp_path):
     sp = tmp_path / "sp"
     _big_package(sp)
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    marker = uuid.uuid4().hex
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(sp),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "ENVDOCTOR_PRECOMPILE": "2",
-        "TMPDIR": str(tmp),
-        "ENVDOCTOR_TEST_MARKER": marker,
-    }
-    env.pop("PYTHONPYCACHEPREFIX", None)
-    driver = _write(tmp_path / "driver.py", DRIVER)
-    done = subprocess.run(
-        [sys.executable, str(driver), str(tmp_path), "close-at-once"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=str(tmp_path),
-    )
-    assert done.returncode == 0, done.stderr
-    info = json.loads(done.stdout)
+    info, tmp, marker = _drive(tmp_path, sp, str(tmp_path), "close-at-once")
     assert info["cache"] and len(info["running"]) == 2
     assert info["children"] == [], "close() left a helper or worker running"
     assert _marked(marker) == []

@@ -115,3 +115,20 @@ def test_the_worker_sees_nvidia_smi_bounded(tmp_path, monkeypatch):
     assert time.monotonic() - start < 10
     # No nvidia-smi at all: nothing is wrapped.
     assert probe_mod._worker_env({"PATH": "/nonexistent"}, str(tmp_path))["PATH"] == "/nonexistent"
+
+
+def test_a_temporary_directory_the_worker_cannot_make_is_one_probe_error(tmp_path, monkeypatch):
+    """The worker's directory is made in the child between fork and exec: a parent it cannot
+    write (a read-only TMPDIR) or a name it cannot make are ProbeErrors naming the place, and
+    nothing is left behind."""
+    from envdoctor.core import probe as probe_mod
+
+    real = os.access
+    monkeypatch.setattr(probe_mod.os, "access", lambda path, mode, **kw: False if path == str(tmp_path) else real(path, mode, **kw))
+    monkeypatch.setattr(probe_mod.tempfile, "gettempdir", lambda: str(tmp_path))
+    with pytest.raises(ProbeError, match=f"cannot create a temporary directory in {tmp_path}: it is not writable"):
+        ProbeClient().call("json:dumps", {"obj": 1}, timeout=30)
+    missing = tmp_path / "gone" / "envdoctor-probe-x"
+    with pytest.raises(ProbeError, match="cannot create the probe's temporary directory .*envdoctor-probe-x"):
+        probe_mod._Worker(dict(os.environ), [], root=str(missing))
+    assert os.listdir(tmp_path) == []

@@ -1,7 +1,8 @@
 """NVML's view of the driver and GPUs, gathered in a short-lived child process.
 
-Run as a script (``python nvml_child.py``) by ``envdoctor_checks.nvidia.nvml_query``, never
-imported by the doctor: a wedged driver makes NVML calls block forever, and an NVML call has
+Run as a script (``python nvml_child.py``) by ``envdoctor_checks.nvidia.nvml_query``; its NVML
+calls never run in the doctor (which imports only its two shared-library helpers, to report
+libcuda as this reports libnvidia-ml): a wedged driver makes NVML calls block forever, and an NVML call has
 crashed the interpreter (SIGSEGV) on a real H200 machine, so NVML must never run inside the
 doctor. The parent gives it a deadline and kills its process group. It imports pynvml and the
 standard library only (no envdoctor, no torch), and prints one JSON line on stdout:

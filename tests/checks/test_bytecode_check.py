@@ -101,6 +101,18 @@ def test_no_bytecode_in_a_read_only_tree_warns(tmp_path):
     assert f"{pkg} is not writable here" in row.message
 
 
+def test_a_tree_python_cannot_write_warns_with_a_root_fix(tmp_path, monkeypatch):
+    # What access(2) answers for a read-only mount, where root too is refused (the test above
+    # needs a non-root user); only the tree's own answer changes.
+    pkg = _package(tmp_path, FILES)
+    real = os.access
+    monkeypatch.setattr(t.os, "access", lambda path, mode, **kw: False if str(path).startswith(str(tmp_path)) else real(path, mode, **kw))
+    row = run_check(t.bytecode, torch_spec=_spec(pkg), env={})
+    assert row.status is Status.WARN
+    assert f"{pkg} is not writable here, so Python cannot save it" in row.message
+    assert [(f.argv[-1], f.needs_root) for f in row.fixes] == [(str(pkg.parent), True)]
+
+
 def test_mostly_compiled_torch_passes(tmp_path):
     pkg = _package(tmp_path, FILES)
     for name in ("__init__.py", "functional.py"):
