@@ -9,6 +9,8 @@ import json
 import marshal
 import os
 import py_compile
+import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -21,7 +23,7 @@ import pytest
 
 from envdoctor.core import _probe_child as child
 from envdoctor.core import bytecode
-from envdoctor.core._probe_child import _cache_name, precompile, sources
+from envdoctor.core._probe_child import PRECOMPILE_ENV, _cache_name, precompile, sources
 from tests.test_containment import _marked, _wait_gone
 
 REPO = str(Path(__file__).resolve().parent.parent)
@@ -293,22 +295,128 @@ def _big_package(root: Path, modules: int = 400) -> Path:
     return pkg
 
 
-def test_stop_kills_helpers_still_compiling_and_reaps_them(tmp_path):
-    pkg = _big_package(tmp_path / "sp")
-    cache = tmp_path / "cache"
-    cache.mkdir()
+def _helpers_of(worker_pid: int) -> list[psutil.Process]:
+    return [p for p in psutil.Process(worker_pid).children() if "helper()" in " ".join(p.cmdline())]
+
+
+def _worker_with_helpers(tmp_path, pkg: Path, count: int = 2):
+    """A real probe worker told to start ``count`` helpers over ``pkg``, its cache in its directory."""
+    from envdoctor.core.probe import _run_dir, _Worker
+
+    root = _run_dir()
+    cache = os.path.join(root, "bytecode")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    helpers = bytecode.start(str(cache), [str(pkg)], 2, env)
-    assert len(helpers) == 2
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    worker = _Worker(env, [REPO], root=root, bytecode_cache=cache, precompile=(count, [str(pkg)]))
     end = time.monotonic() + 10
-    while not list(cache.rglob("*.pyc")) and time.monotonic() < end:
+    while not list(Path(cache).rglob("*.pyc")) and time.monotonic() < end:
         time.sleep(0.02)
-    assert list(cache.rglob("*.pyc")), "the helpers compiled nothing"
-    assert all(h.poll() is None for h in helpers), "the helpers finished before they could be stopped"
-    bytecode.stop(helpers)
-    assert all(h.returncode is not None for h in helpers)
-    assert not [p for p in psutil.Process().children(recursive=True) if p.pid in {h.pid for h in helpers}]
-    assert len(list(cache.rglob("*.pyc"))) < 401
+    return worker, Path(root), Path(cache)
+
+
+def test_the_worker_starts_its_helpers_in_its_own_group_and_they_go_with_it(tmp_path):
+    pkg = _big_package(tmp_path / "sp")
+    worker, root, cache = _worker_with_helpers(tmp_path, pkg)
+    try:
+        assert list(cache.rglob("*.pyc")), "the helpers compiled nothing"
+        helpers = _helpers_of(worker.proc.pid)
+        assert len(helpers) == 2, "the worker did not start the two helpers it was asked for"
+        # In the worker's process group: envdoctor kills that group, never a helper it might have lost.
+        assert {os.getpgid(h.pid) for h in helpers} == {worker.proc.pid}
+        assert PRECOMPILE_ENV not in helpers[0].environ() and child.BYTECODE_ENV not in helpers[0].environ()
+    finally:
+        worker.close()
+    assert psutil.wait_procs(helpers, timeout=5)[1] == [], "a helper outlived its worker"
+    assert not root.exists(), "the worker's directory (the bytecode cache) outlived it"
+    assert not (pkg / "__pycache__").exists()
+
+
+def test_helpers_die_with_their_worker_even_when_only_the_worker_is_killed(tmp_path):
+    pkg = _big_package(tmp_path / "sp")
+    worker, root, _ = _worker_with_helpers(tmp_path, pkg, count=1)  # one helper: about 6 s of work here
+    try:
+        helpers = _helpers_of(worker.proc.pid)
+        assert len(helpers) == 1
+        os.kill(worker.proc.pid, signal.SIGKILL)  # the worker alone (an OOM kill), not its group
+        assert psutil.wait_procs(helpers, timeout=2)[1] == [], "a helper outlived its worker"
+    finally:
+        worker.close()
+    assert not root.exists()
+
+
+def test_helpers_that_finished_are_reaped_while_the_worker_lives(tmp_path):
+    pkg = tmp_path / "sp" / "torch"
+    for i in range(4):
+        _write(pkg / f"m{i}.py", f"V = {i}\n")
+    worker, root, cache = _worker_with_helpers(tmp_path, pkg)
+    try:
+        end = time.monotonic() + 10
+        while len(list(cache.rglob("*.pyc"))) < 4 and time.monotonic() < end:
+            time.sleep(0.02)
+        while psutil.Process(worker.proc.pid).children() and time.monotonic() < end:
+            time.sleep(0.02)
+        # Done and gone, not zombies of the worker for the rest of the run.
+        assert [(p.pid, p.status()) for p in psutil.Process(worker.proc.pid).children()] == []
+    finally:
+        worker.close()
+    assert not root.exists()
+
+
+def test_a_helper_whose_worker_is_already_gone_compiles_nothing(tmp_path):
+    mod = _write(tmp_path / "src" / "m.py", "X = 1\n")
+    cache = tmp_path / "bytecode"
+    cache.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", ""])
+    gone.wait()
+    not_my_parent = str(gone.pid)  # the worker that started it died before the helper ran
+    code = f"import sys; sys.path.insert(0, {REPO!r}); from envdoctor.core._probe_child import helper; helper()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, not_my_parent, str(cache), "0", "1", str(mod)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(cache.iterdir()) == []
+    parent = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import os, subprocess, sys; subprocess.run([sys.executable, '-c', {code!r}, str(os.getpid()), *sys.argv[1:]])",
+            str(cache),
+            "0",
+            "1",
+            str(mod),
+        ],
+        timeout=60,
+    )
+    assert parent.returncode == 0
+    assert (cache / _cache_name(str(mod))).exists(), "with its real parent the helper compiles"
+
+
+def test_remove_tree_removes_what_a_dying_process_adds_while_it_runs(tmp_path, monkeypatch):
+    root = tmp_path / "run"
+    _write(root / "bytecode" / "a.pyc", "x")
+    real = shutil.rmtree
+    calls = []
+
+    def rmtree_racing_a_late_write(path, ignore_errors=False):
+        calls.append(path)
+        if len(calls) == 1:  # a killed helper finishes its last system call after rmtree listed the directory
+            real(Path(path) / "bytecode", ignore_errors=True)
+            _write(Path(path) / "bytecode" / "late.pyc", "x")
+            return
+        real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(child.shutil, "rmtree", rmtree_racing_a_late_write)
+    child.remove_tree(str(root))
+    assert not root.exists() and len(calls) == 2
+
+
+def test_remove_tree_gives_up_after_its_tries(tmp_path, monkeypatch):
+    root = _write(tmp_path / "run" / "x", "x").parent
+    calls = []
+    monkeypatch.setattr(child.shutil, "rmtree", lambda path, ignore_errors=False: calls.append(path))
+    monkeypatch.setattr(child.time, "sleep", lambda s: None)
+    child.remove_tree(str(root), tries=3)
+    assert len(calls) == 3 and root.exists()
 
 
 # --- end to end: a prestarted worker reads torch's bytecode from the run's cache --------------
@@ -338,20 +446,31 @@ def where(wait=20.0):
 '''
 
 DRIVER = """
-import json, os, sys
+import json, os, sys, time
 import psutil
 from envdoctor.core.probe import ProbeClient
+
+def helpers(wait=10.0):
+    # The helpers the prestarted worker started (in its process group).
+    worker = c._lanes["main"].worker
+    end = time.monotonic() + wait
+    while True:
+        found = [p.pid for p in psutil.Process(worker.proc.pid).children() if "helper()" in " ".join(p.cmdline())]
+        if len(found) >= 2 or time.monotonic() > end:
+            return found
+        time.sleep(0.02)
+
 
 c = ProbeClient(extra_path=[sys.argv[1]])
 c.prestart()
 if sys.argv[2] == "close-at-once":
-    running = [p.pid for p in c._helpers if p.poll() is None]
+    running = helpers()
     c.close()
     me = psutil.Process()
     left = [p.pid for p in me.children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
     print(json.dumps({"running": running, "children": left, "cache": c.bytecode_cache}))
     sys.exit(0)
-info = {"cache": c.bytecode_cache, "helpers": [p.pid for p in c._helpers], "started_after_prestart": c.workers_started}
+info = {"cache": c.bytecode_cache, "helpers": helpers(), "started_after_prestart": c.workers_started}
 info["value"] = c.call("wherebody:where", timeout=60)
 info["workers_started"] = c.workers_started
 info["cache_existed"] = bool(c.bytecode_cache) and os.path.isdir(c.bytecode_cache)

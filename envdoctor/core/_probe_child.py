@@ -6,8 +6,10 @@ so that whatever the target prints (torch warnings, compiler output) cannot corr
 protocol. Kept free of envdoctor imports so it starts fast and cannot be broken by them.
 
 It also holds the two halves of the run's bytecode cache (see ``envdoctor.core.bytecode``):
-:func:`precompile`, run by helper processes, and :func:`read_bytecode_from`, which the worker
-applies at start when ``ENVDOCTOR_BYTECODE_CACHE`` names the cache.
+:func:`precompile`, run by helper processes the worker starts in its own process group when
+``ENVDOCTOR_PRECOMPILE_JOB`` asks (so they die with it, before its directory is removed), and
+:func:`read_bytecode_from`, which the worker applies at start when ``ENVDOCTOR_BYTECODE_CACHE``
+names the cache.
 """
 
 import ctypes
@@ -25,16 +27,27 @@ import traceback
 _PR_SET_PDEATHSIG = 1
 
 
+def remove_tree(path, tries=20):
+    """Remove ``path`` and everything in it. A process killed a moment ago may still finish the
+    system call it was in (a starved one, at idle priority, in particular) and add an entry after
+    rmtree listed its directory, which then stays: try again, a bounded number of times."""
+    for _ in range(tries):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return
+        time.sleep(0.05)
+
+
 def _end(root):
     """Take the worker down with everything it started, and its temporary directory."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        os.killpg(0, signal.SIGTERM)  # compilers and compile workers first, so none writes on
+        os.killpg(0, signal.SIGTERM)  # compilers, compile workers, bytecode helpers: none writes on
         time.sleep(0.2)
     except OSError:
         pass
     if root:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
     try:
         os.killpg(0, signal.SIGKILL)  # stragglers, and this process
     finally:
@@ -77,6 +90,8 @@ def _guard(control_fd, parent, root):
 # always, so a stale or half-written one is recompiled, never trusted.
 
 BYTECODE_ENV = "ENVDOCTOR_BYTECODE_CACHE"
+# What the worker's helpers compile: JSON {"count": N, "roots": [directory or module, ...]}.
+PRECOMPILE_ENV = "ENVDOCTOR_PRECOMPILE_JOB"
 _SKIP_DIRS = {"__pycache__", "tests", "test"}
 
 
@@ -186,6 +201,56 @@ def precompile(argv=None):
             continue
 
 
+def start_helpers(cache, job):
+    """The worker's part: make ``cache`` and start the helpers ``job`` asks for, in this process's
+    group, so that whatever takes the worker down (envdoctor killing its group, its own _end)
+    takes them too, before the directory is removed; envdoctor never holds a handle that a
+    signal could make it lose. They start from a thread of their own, so the worker's import of
+    torch does not wait for them; that thread lives until the last one ended (a helper's
+    parent-death signal fires when the thread that started it ends) and reaps each one.
+    Returns that thread, or None when ``job`` is unreadable or the cache cannot be made."""
+    try:
+        spec = json.loads(job)
+        count, roots = int(spec["count"]), [str(r) for r in spec["roots"]]
+        os.mkdir(cache)
+    except (ValueError, KeyError, TypeError, OSError):
+        return None
+    thread = threading.Thread(target=_run_helpers, args=(cache, count, roots), name="envdoctor-helpers", daemon=True)
+    thread.start()
+    return thread
+
+
+def _run_helpers(cache, count, roots):
+    import subprocess
+
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = f"import sys; sys.path.insert(0, {here!r}); from envdoctor.core._probe_child import helper; helper()"
+    env = {k: v for k, v in os.environ.items() if k not in (BYTECODE_ENV, PRECOMPILE_ENV)}
+    helpers = []
+    for index in range(count):
+        argv = [sys.executable, "-c", code, str(os.getpid()), cache, str(index), str(count), *roots]
+        try:
+            helpers.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        except (OSError, subprocess.SubprocessError):
+            break
+    for proc in helpers:
+        proc.wait()
+
+
+def helper(argv=None):
+    """A helper process: ``parent cache index count root...``. Dies with the worker that started
+    it (parent-death signal, and a check that the worker did not die first), then precompiles."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        parent = int(argv[0])
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (IndexError, ValueError, OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        return
+    precompile(argv[1:])
+
+
 def _yield_cpu():
     """Run only on CPUs nothing else wants (the worker importing torch; a training job beside a
     health check): Linux's idle scheduling class, else the lowest nice level."""
@@ -217,12 +282,15 @@ def _respond(out, payload):
 
 def main(argv=None):
     argv = sys.argv if argv is None else argv
+    job = os.environ.pop(PRECOMPILE_ENV, None)  # not for anything the worker starts itself
     if os.environ.get(BYTECODE_ENV):
         read_bytecode_from(os.environ[BYTECODE_ENV])
     root = None
     if len(argv) >= 5:  # result fd, control fd, parent pid, the run's temporary directory
         root = argv[4]
         _guard(int(argv[2]), int(argv[3]), root)
+    if job and os.environ.get(BYTECODE_ENV):
+        start_helpers(os.environ[BYTECODE_ENV], job)
     out = os.fdopen(int(argv[1]), "w", encoding="utf-8")
     for line in sys.stdin:
         if not line.strip():

@@ -7,24 +7,22 @@ every process: on the GPU machine ``import torch`` plus torch.compile's modules 
 their 9-10 s compiling (docs/benchmarks.md). Nothing is wrong, but the doctor would pay it on its
 critical path, serially.
 
-So when torch has no bytecode, a run starts helper processes (``_probe_child.precompile``)
-that compile torch and the packages it imports into a directory of the run, side by side on
-the spare CPUs (at idle scheduling priority: a busy machine's work comes first), while the
-probe worker imports torch; the worker reads bytecode from there
-(``_probe_child.read_bytecode_from``). The directory lives inside the shared worker's
-temporary directory, so it goes with it, even when envdoctor is killed. The user's own tree
-is never written to. ``torch.bytecode`` reports the missing bytecode as a finding.
+So when torch has no bytecode, the run's first preloading worker starts helper processes
+(``_probe_child.start_helpers``, ``precompile``) that compile torch and the packages it imports
+into a directory of the run, side by side on the spare CPUs (at idle scheduling priority: a
+busy machine's work comes first), while it imports torch; the workers read bytecode from there
+(``_probe_child.read_bytecode_from``). The helpers live in that worker's process group and the
+directory inside its temporary directory, so both go with it, before the directory is removed,
+even when envdoctor is killed. The user's own tree is never written to. ``torch.bytecode``
+reports the missing bytecode as a finding. This module decides whether and what to compile.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
 import sys
 from collections.abc import Mapping
-
-from envdoctor.core.subproc import kill_group, spawn_detached
 
 # torch and what ``import torch`` plus torch.compile's first compile import (measured with
 # python -X importtime on the GPU machine: 2,554 modules, these packages hold 95 % of them).
@@ -110,22 +108,3 @@ def helper_count(env: Mapping[str, str], cpus: int | None = None) -> int:
         except (AttributeError, OSError):
             cpus = os.cpu_count() or 1
     return max(0, min(MAX_HELPERS, cpus - 3)) if cpus > 4 else 0
-
-
-def start(cache: str, roots: list[str], count: int, env: Mapping[str, str]) -> list[subprocess.Popen]:
-    """Start ``count`` helpers compiling ``roots`` into ``cache``; [] when none could start."""
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = f"import sys; sys.path.insert(0, {here!r}); from envdoctor.core._probe_child import precompile; precompile()"
-    helpers = []
-    for index in range(count):
-        try:
-            helpers.append(spawn_detached([sys.executable, "-c", code, cache, str(index), str(count), *roots], env=env))
-        except OSError:
-            break
-    return helpers
-
-
-def stop(helpers: list[subprocess.Popen]) -> None:
-    """Kill the helpers still compiling (a short run may end first) and reap them all."""
-    for proc in helpers:
-        kill_group(proc, grace=0.2)

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from envdoctor.core import bytecode
-from envdoctor.core._probe_child import BYTECODE_ENV
+from envdoctor.core._probe_child import BYTECODE_ENV, PRECOMPILE_ENV, remove_tree
 from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.subproc import describe_signal, kill_group, kill_now, spawn_on_stable_thread
 
@@ -88,17 +88,23 @@ def _dead_cause(output: str) -> str:
     return "; ".join(p for p in (explain_output(output), last_stage(output)) if p)
 
 
-def _worker_env(env: Mapping[str, str], root: str, bytecode_cache: str | None = None) -> dict[str, str]:
+def _worker_env(
+    env: Mapping[str, str], root: str, bytecode_cache: str | None = None, precompile: tuple[int, Sequence[str]] | None = None
+) -> dict[str, str]:
     """The worker's environment: every cache and temporary file inside ``root``.
 
     Inductor writes precompiled headers under ``$TMPDIR/torchinductor_<user>`` whatever
     TORCHINDUCTOR_CACHE_DIR says (149 MB per run); compilers write temporaries to $TMPDIR. With
     TMPDIR pointing inside the run's directory, all of it goes when that directory goes.
-    ``bytecode_cache``: the run's bytecode cache the worker reads from (core.bytecode)."""
+    ``bytecode_cache``: the run's bytecode cache the worker reads from (core.bytecode);
+    ``precompile``: (helpers, roots) the worker starts to fill it."""
     env = dict(env)
     env.pop(BYTECODE_ENV, None)
+    env.pop(PRECOMPILE_ENV, None)
     if bytecode_cache:
         env[BYTECODE_ENV] = bytecode_cache
+        if precompile:
+            env[PRECOMPILE_ENV] = json.dumps({"count": precompile[0], "roots": list(precompile[1])})
     tmp = os.path.join(root, "tmp")
     env.update(TMPDIR=tmp, TEMP=tmp, TMP=tmp)
     env["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
@@ -223,9 +229,11 @@ class _Worker:
         *,
         root: str | None = None,
         bytecode_cache: str | None = None,
+        precompile: tuple[int, Sequence[str]] | None = None,
     ) -> None:
         """``root``: the name of its temporary directory (``_run_dir``; else one is chosen here),
-        which the child makes and which is removed when the worker goes."""
+        which the child makes and which is removed when the worker goes; ``precompile``: the
+        bytecode helpers it starts, in its own process group (see _worker_env)."""
         boot = _boot(python, extra_path)  # before anything is created that would need cleaning up
         self.cache_root = root or _run_dir()
         self.log = tempfile.TemporaryFile()  # nameless: nothing to leave behind
@@ -249,7 +257,7 @@ class _Worker:
                     stderr=subprocess.STDOUT,
                     pass_fds=(wfd, crfd),
                     start_new_session=True,
-                    env=_worker_env(env, self.cache_root, bytecode_cache),
+                    env=_worker_env(env, self.cache_root, bytecode_cache, precompile),
                     preexec_fn=_make_run_dir(self.cache_root),
                 )
             )
@@ -354,7 +362,7 @@ class _Worker:
         raise ProbeError(f"{what} {how}" + (f"; {cause}" if cause else ""), output=out)
 
     def close(self) -> None:
-        kill_now(self.proc)  # the whole group at once: everything it wrote is in cache_root, removed below
+        kill_now(self.proc)  # the whole group at once (helpers too): all it wrote is in cache_root, removed below
         for f in (self.proc.stdin,):
             try:
                 f.close()
@@ -367,7 +375,7 @@ class _Worker:
                 pass
         self.rfd = self.control = -1
         self.log.close()
-        shutil.rmtree(self.cache_root, ignore_errors=True)
+        remove_tree(self.cache_root)
 
 
 MAIN_LANE = "main"
@@ -411,7 +419,6 @@ class ProbeClient:
         self._using: dict[int, _Worker] = {}
         self._abandoned: set[int] = set()
         self.bytecode_cache: str | None = None  # the run's bytecode cache, when torch has none (core.bytecode)
-        self._helpers: list[subprocess.Popen] = []
         self._spare: _Worker | None = None  # a preloaded worker no lane has taken yet (prestart)
 
     def prestart(self, spare: bool = False, preload: str = PRELOAD) -> None:
@@ -444,27 +451,20 @@ class ProbeClient:
         return worker
 
     def _preloaded(self, preload: str) -> _Worker:
-        """A new worker told to import torch; the first one also starts the bytecode helpers,
-        their cache inside its directory."""
+        """A new worker told to import torch; the first one also starts the bytecode helpers
+        (core.bytecode), their cache inside its directory: they live in its process group, so
+        they go with it, however it and envdoctor end."""
         count = bytecode.helper_count(self.env) if self.python is None and self.bytecode_cache is None else 0
         roots = bytecode.missing_roots() if count else []
         root = _run_dir()  # a name: the worker makes the directory
-        worker = None
+        job = (count, roots) if roots else None
+        if job:
+            self.bytecode_cache = os.path.join(root, "bytecode")
         try:
-            if roots:
-                self.bytecode_cache = os.path.join(root, "bytecode")
-            # The worker before the helpers: it makes ``root`` and removes it (the cache with it)
-            # however envdoctor dies, SIGKILL included.
-            worker = self._start_worker(self.env, "preloading torch", root=root)
-            if roots:
-                os.mkdir(self.bytecode_cache)
-                self._helpers = bytecode.start(self.bytecode_cache, roots, count, self.env)
-        except BaseException:  # a Ctrl-C or TERM here too: nothing of this worker may outlive the run
-            bytecode.stop(self._helpers)
-            self._helpers, self.bytecode_cache = [], None
-            if worker is not None:
-                worker.close()
-            shutil.rmtree(root, ignore_errors=True)
+            worker = self._start_worker(self.env, "preloading torch", root=root, precompile=job)
+        except BaseException:  # a Ctrl-C or TERM here too: later workers must not look there
+            if job:
+                self.bytecode_cache = None
             raise
         worker.preload_offset = worker.send(preload, {})
         return worker
@@ -578,8 +578,10 @@ class ProbeClient:
             if worker is not None and worker.rfd != -1:
                 kill_group(worker.proc, grace=0.5)
 
-    def _start_worker(self, env: Mapping[str, str], what: str, root: str | None = None) -> _Worker:
-        worker = _Worker(env, self.extra_path, self.python, root=root, bytecode_cache=self.bytecode_cache)
+    def _start_worker(
+        self, env: Mapping[str, str], what: str, root: str | None = None, precompile: tuple[int, Sequence[str]] | None = None
+    ) -> _Worker:
+        worker = _Worker(env, self.extra_path, self.python, root=root, bytecode_cache=self.bytecode_cache, precompile=precompile)
         self.workers_started += 1
         with self._live_lock:
             self._live = {w for w in self._live if w.rfd != -1}
@@ -598,7 +600,6 @@ class ProbeClient:
         with self._live_lock:
             self._closed = True
             live = list(self._live)
-        bytecode.stop(self._helpers)
         past_deadline = self.deadline is not None and time.monotonic() >= self.deadline
         for w in live:
             if w.rfd == -1:

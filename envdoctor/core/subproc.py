@@ -170,24 +170,6 @@ def spawn_on_stable_thread(start):
     return _spawner.submit(start).result()
 
 
-def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> subprocess.Popen:
-    """Start ``argv`` with no input or output, leading its own process group and dying with
-    envdoctor; the caller reaps it (``kill_group``). Raises OSError when it cannot start."""
-    _ensure_prctl()
-    parent = os.getpid()
-    return spawn_on_stable_thread(
-        lambda: subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-            preexec_fn=_die_with_parent_preexec(parent) if _prctl else None,
-        )
-    )
-
-
 def read_tail(f, limit: int = MAX_OUTPUT) -> str:
     f.flush()
     f.seek(0, os.SEEK_END)
