@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -299,6 +300,24 @@ def _helpers_of(worker_pid: int) -> list[psutil.Process]:
     return [p for p in psutil.Process(worker_pid).children() if "helper()" in " ".join(p.cmdline())]
 
 
+def _still_running(procs: list[psutil.Process], within: float) -> list[psutil.Process]:
+    """Those of ``procs`` still running after ``within`` seconds. A dead helper whose worker is
+    gone is reaped by PID 1, which may take a second or more (1.5 s on the CPU machine): a
+    zombie has ended."""
+    end = time.monotonic() + within
+    while True:
+        running = []
+        for p in procs:
+            try:
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    running.append(p)
+            except psutil.NoSuchProcess:
+                pass
+        if not running or time.monotonic() > end:
+            return running
+        time.sleep(0.02)
+
+
 def _worker_with_helpers(tmp_path, pkg: Path, count: int = 2):
     """A real probe worker told to start ``count`` helpers over ``pkg``, its cache in its directory."""
     from envdoctor.core.probe import _run_dir, _Worker
@@ -326,7 +345,7 @@ def test_the_worker_starts_its_helpers_in_its_own_group_and_they_go_with_it(tmp_
         assert PRECOMPILE_ENV not in helpers[0].environ() and child.BYTECODE_ENV not in helpers[0].environ()
     finally:
         worker.close()
-    assert psutil.wait_procs(helpers, timeout=5)[1] == [], "a helper outlived its worker"
+    assert _still_running(helpers, 5) == [], "a helper outlived its worker"
     assert not root.exists(), "the worker's directory (the bytecode cache) outlived it"
     assert not (pkg / "__pycache__").exists()
 
@@ -338,7 +357,7 @@ def test_helpers_die_with_their_worker_even_when_only_the_worker_is_killed(tmp_p
         helpers = _helpers_of(worker.proc.pid)
         assert len(helpers) == 1
         os.kill(worker.proc.pid, signal.SIGKILL)  # the worker alone (an OOM kill), not its group
-        assert psutil.wait_procs(helpers, timeout=2)[1] == [], "a helper outlived its worker"
+        assert _still_running(helpers, 2) == [], "a helper outlived its worker"
     finally:
         worker.close()
     assert not root.exists()
@@ -360,6 +379,33 @@ def test_helpers_that_finished_are_reaped_while_the_worker_lives(tmp_path):
     finally:
         worker.close()
     assert not root.exists()
+
+
+def test_no_helper_starts_once_the_worker_began_to_end(tmp_path, monkeypatch):
+    """_end takes the spawning lock for good before it signals the group, so a helper the helper
+    thread was about to start cannot miss that signal and write while the directory goes."""
+    import subprocess as sp
+
+    started = []
+
+    class FakePopen:
+        def __init__(self, argv, **kwargs):
+            started.append(argv)
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(sp, "Popen", FakePopen)
+    assert child._spawning.acquire(timeout=1)  # as _end does
+    try:
+        thread = threading.Thread(target=child._run_helpers, args=(str(tmp_path / "c"), 3, [str(tmp_path)]), daemon=True)
+        thread.start()
+        thread.join(0.5)
+        assert thread.is_alive() and started == [], "a helper started after the worker began to end"
+    finally:
+        child._spawning.release()
+    thread.join(5)
+    assert len(started) == 3  # (only once released: the lock is what held them)
 
 
 def test_a_helper_whose_worker_is_already_gone_compiles_nothing(tmp_path):

@@ -40,6 +40,7 @@ def remove_tree(path, tries=20):
 
 def _end(root):
     """Take the worker down with everything it started, and its temporary directory."""
+    _spawning.acquire(timeout=2)  # kept: no bytecode helper starts after the group was told to end
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         os.killpg(0, signal.SIGTERM)  # compilers, compile workers, bytecode helpers: none writes on
@@ -90,6 +91,7 @@ def _guard(control_fd, parent, root):
 # always, so a stale or half-written one is recompiled, never trusted.
 
 BYTECODE_ENV = "ENVDOCTOR_BYTECODE_CACHE"
+_spawning = threading.Lock()  # held while a helper starts; _end takes it for good
 # What the worker's helpers compile: JSON {"count": N, "roots": [directory or module, ...]}.
 PRECOMPILE_ENV = "ENVDOCTOR_PRECOMPILE_JOB"
 _SKIP_DIRS = {"__pycache__", "tests", "test"}
@@ -230,7 +232,10 @@ def _run_helpers(cache, count, roots):
     for index in range(count):
         argv = [sys.executable, "-c", code, str(os.getpid()), cache, str(index), str(count), *roots]
         try:
-            helpers.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+            with _spawning:
+                helpers.append(
+                    subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                )
         except (OSError, subprocess.SubprocessError):
             break
     for proc in helpers:
