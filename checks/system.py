@@ -11,10 +11,9 @@ import platform
 import re
 import shutil
 import sys
-import sysconfig
 from pathlib import Path
 
-from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor import Unavailable, check, fact, fail, ok, python_facts, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks.packages import examined
 
@@ -24,15 +23,6 @@ MIB = 1 << 20
 
 def _fmt_bytes(n: float) -> str:
     return f"{n / GIB:.1f} GiB" if n >= GIB else f"{n / MIB:.0f} MiB"
-
-
-def python_include_dir() -> str:
-    """The include directory Triton's launcher build compiles against: Debian's
-    ``posix_local`` scheme is mapped to ``posix_prefix`` as triton/runtime/build.py does."""
-    scheme = sysconfig.get_default_scheme()
-    if scheme == "posix_local":
-        scheme = "posix_prefix"
-    return sysconfig.get_paths(scheme=scheme)["include"]
 
 
 _PYTHON_KEYS = (
@@ -55,22 +45,7 @@ def python_info(interpreter=None) -> dict:
     other = examined(interpreter)
     if other is not None:  # --python: read by that interpreter
         return {k: other.get(k) for k in _PYTHON_KEYS}
-    include = python_include_dir()
-    paths = sysconfig.get_paths()
-    import site
-
-    return {
-        "version": platform.python_version(),
-        "version_info": list(sys.version_info[:3]),
-        "implementation": platform.python_implementation(),
-        "executable": sys.executable,
-        "include_dir": include,
-        "python_h": os.path.isfile(os.path.join(include, "Python.h")),
-        "free_threading": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
-        "purelib": paths.get("purelib"),
-        "platlib": paths.get("platlib"),
-        "user_site_enabled": bool(site.ENABLE_USER_SITE),
-    }
+    return python_facts()
 
 
 def parse_ldconfig(text: str) -> dict[str, list[str]]:

@@ -14,8 +14,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :class:`ProbeRaised`, :func:`explain_output`
 - external commands with a deadline: :func:`run_command` (returns :class:`Completed`),
   :func:`last_line`
-- installed packages, read as the doctor reads them (also inside ``--python``'s interpreter):
-  :func:`installed_distributions`
+- installed packages and the interpreter, read as the doctor reads them (also inside
+  ``--python``'s interpreter): :func:`installed_distributions`, :func:`python_facts`
 - secrets: :func:`is_secret_key`, :data:`REDACTED`
 - error signatures (known error texts -> cause, check, fix): :class:`Signature`,
   :class:`Finding`, :func:`find_signatures`, :func:`best_signature`; a module-level
@@ -113,6 +113,7 @@ _LAZY = {
     **{name: ("envdoctor.modes.distributed", name) for name in ("LAUNCHER_NAMES", "NOT_LAUNCHED", "Launch", "detect_launch")},
     "parse_as_user": ("envdoctor.core.inputs", "parse_as_user"),
     "installed_distributions": ("envdoctor.core._interpreter_query", "dists"),
+    "python_facts": ("envdoctor.core._interpreter_query", "python_facts"),
     "BASELINE_SCHEMA": ("envdoctor.sources.baseline", "SCHEMA"),
     **{
         name: ("envdoctor.sources.baseline", name) for name in ("Baseline", "BaselineError", "load_baseline", "load_lock", "write_baseline")
@@ -138,6 +139,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core._interpreter_query import dists as installed_distributions
+    from envdoctor.core._interpreter_query import python_facts
     from envdoctor.core.inputs import parse_as_user
     from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
     from envdoctor.core.probe import ProbeClient, explain_output
@@ -213,6 +215,7 @@ __all__ = [
     "load_lock",
     "ok",
     "parse_as_user",
+    "python_facts",
     "pip_fix",
     "run_command",
     "skip",

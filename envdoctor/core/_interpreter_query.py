@@ -3,8 +3,9 @@
 since none of it is installed there; it prints one marked JSON line, so whatever a
 sitecustomize prints cannot corrupt the answer.
 
-The doctor's own ``dists`` fact imports :func:`dists` from here (public as
-``envdoctor.installed_distributions``): one scan, whichever interpreter runs it.
+The doctor's own ``dists`` and ``python_info`` facts import :func:`dists` and :func:`python_facts`
+from here (public as ``envdoctor.installed_distributions`` and ``envdoctor.python_facts``): one
+reading, whichever interpreter runs it.
 """
 
 import json
@@ -77,28 +78,36 @@ def include_dir():
     return sysconfig.get_paths(scheme=scheme)["include"]
 
 
-def facts():
-    # `-c` puts the working directory first on sys.path; a program's own directory is not part of
-    # the environment (unless safe_path, 3.11+, left it out).
-    path = list(sys.path)
-    if path and not getattr(sys.flags, "safe_path", False):
-        path = path[1:]
+def python_facts():
+    """The interpreter itself: version, executable, the headers Triton's launcher build needs,
+    where packages install (the ``python_info`` fact, whichever interpreter reads it)."""
     include = include_dir()
     paths = sysconfig.get_paths()
     return {
-        "executable": sys.executable,
         "version": platform.python_version(),
         "version_info": list(sys.version_info[:3]),
         "implementation": platform.python_implementation(),
-        "prefix": sys.prefix,
-        "base_prefix": sys.base_prefix,
-        "sys_path": path,
+        "executable": sys.executable,
         "include_dir": include,
         "python_h": os.path.isfile(os.path.join(include, "Python.h")),
         "free_threading": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
         "purelib": paths.get("purelib"),
         "platlib": paths.get("platlib"),
         "user_site_enabled": bool(site.ENABLE_USER_SITE),
+    }
+
+
+def facts():
+    # `-c` puts the working directory first on sys.path; a program's own directory is not part of
+    # the environment (unless safe_path, 3.11+, left it out).
+    path = list(sys.path)
+    if path and not getattr(sys.flags, "safe_path", False):
+        path = path[1:]
+    return {
+        **python_facts(),
+        "prefix": sys.prefix,
+        "base_prefix": sys.base_prefix,
+        "sys_path": path,
         "no_site": bool(sys.flags.no_site),
         "dists": dists(),
     }
