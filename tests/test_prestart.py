@@ -15,6 +15,7 @@ import pytest
 from envdoctor import ProbeError
 from envdoctor.core import bytecode
 from envdoctor.core.probe import ProbeClient
+from tests.test_containment import _wait_gone  # a zombie (not yet reaped by PID 1) has ended
 
 COLLECT = "envdoctor_checks.bodies.torch_info:collect"
 
@@ -34,24 +35,6 @@ FAKE_TORCH = {
     "hangs": "import time\nwhile True:\n    time.sleep(1)\n",
     "warns": "import warnings\nwarnings.warn('fake numpy warning')\n__version__ = '0.0.fake'\n_C = object()\nfrom . import cuda, version\n",
 }
-
-
-def _marked(marker: str) -> list[int]:
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("ENVDOCTOR_TEST_MARKER") == marker and p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p.pid)
-        except (psutil.Error, OSError):
-            continue
-    return found
-
-
-def _wait_gone(marker: str, within: float = 5.0) -> list[int]:
-    end = time.monotonic() + within
-    while _marked(marker) and time.monotonic() < end:
-        time.sleep(0.05)
-    return _marked(marker)
 
 
 class Setup:
