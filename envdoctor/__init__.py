@@ -81,8 +81,8 @@ from envdoctor.core.version import __version__  # noqa: E402
 # The rest loads on first use (PEP 562): `envdoctor --help` and `envdoctor list` must start fast,
 # and a check module that never names the probe client or the launcher need not pay for them.
 _LAZY = {
-    "DEFAULT_RANK_TIMEOUT": ("envdoctor.core.plan", "DEFAULT_RANK_TIMEOUT"),
-    "distributed_budget": ("envdoctor.core.plan", "distributed_budget"),
+    "DEFAULT_RANK_TIMEOUT": ("envdoctor.core.limits", "DEFAULT_RANK_TIMEOUT"),
+    "distributed_budget": ("envdoctor.core.limits", "distributed_budget"),
     "ProbeClient": ("envdoctor.core.probe", "ProbeClient"),
     "explain_output": ("envdoctor.core.probe", "explain_output"),
     "REDACTED": ("envdoctor.core.redact", "REDACTED"),
@@ -110,7 +110,7 @@ _LAZY = {
     "describe_signal": ("envdoctor.core.subproc", "describe_signal"),
     "last_line": ("envdoctor.core.subproc", "last_line"),
     "run_command": ("envdoctor.core.subproc", "run"),
-    **{name: ("envdoctor.modes.distributed", name) for name in ("LAUNCHER_NAMES", "NOT_LAUNCHED", "Launch", "detect_launch")},
+    **{name: ("envdoctor.core.launch", name) for name in ("LAUNCHER_NAMES", "NOT_LAUNCHED", "Launch", "detect_launch")},
     "parse_as_user": ("envdoctor.core.inputs", "parse_as_user"),
     "installed_distributions": ("envdoctor.core._interpreter_query", "dists"),
     "python_facts": ("envdoctor.core._interpreter_query", "python_facts"),
@@ -141,7 +141,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core._interpreter_query import dists as installed_distributions
     from envdoctor.core._interpreter_query import python_facts
     from envdoctor.core.inputs import parse_as_user
-    from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, distributed_budget
+    from envdoctor.core.launch import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
+    from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, distributed_budget
     from envdoctor.core.probe import ProbeClient, explain_output
     from envdoctor.core.redact import REDACTED, is_secret_key
     from envdoctor.core.signatures import Finding, Signature
@@ -161,7 +162,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     )
     from envdoctor.core.subproc import Completed, describe_signal, last_line
     from envdoctor.core.subproc import run as run_command
-    from envdoctor.modes.distributed import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
     from envdoctor.sources.baseline import SCHEMA as BASELINE_SCHEMA
     from envdoctor.sources.baseline import Baseline, BaselineError, load_baseline, load_lock, write_baseline
 

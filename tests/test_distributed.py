@@ -18,7 +18,8 @@ import pytest
 
 from envdoctor import Unavailable
 from envdoctor.core.api import Status
-from envdoctor.modes.distributed import detect_launch, first_slurm_host, merge_results
+from envdoctor.core.launch import detect_launch, first_slurm_host
+from envdoctor.modes.distributed import merge_results
 from envdoctor.testing import gather, run_check
 from envdoctor_checks.distributed import allreduce, bandwidth, dist_launch, launch, rendezvous
 from tests.conftest import run_cli

@@ -86,7 +86,9 @@ def test_runtime_and_full_expect_a_gpu(profile):
 
 
 def test_one_distributed_budget():
-    assert plan_mod.distributed_budget(300, 120) == 300 + 5 * 120 + 60
+    from envdoctor.core.limits import distributed_budget
+
+    assert distributed_budget(300, 120) == 300 + 5 * 120 + 60
     from envdoctor_checks import distributed as dist_checks
 
     assert "distributed_budget(local_timeout, rank_timeout)" in open(dist_checks.__file__).read()

@@ -9,7 +9,7 @@ import click
 
 from envdoctor.commands.output import TTYProgress, emit, quiet_line, use_color, write_report
 from envdoctor.core.exitcode import ExitCode
-from envdoctor.core.plan import DEFAULT_RANK_TIMEOUT, DEFAULT_TIMEOUT
+from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, DEFAULT_TIMEOUT
 from envdoctor.core.selection import PROFILE_TABLE
 from envdoctor.reporters import FORMATS  # light: the renderers themselves load on use
 

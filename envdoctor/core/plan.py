@@ -14,27 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from envdoctor.core.api import CheckSpec
 from envdoctor.core.inputs import RunInputs, with_inputs
+from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, DEFAULT_TIMEOUT
 from envdoctor.core.outputs import Output, target_problem
 from envdoctor.core.selection import choose, matches, no_match_message, unmatched
 
 if TYPE_CHECKING:
     from envdoctor.core.expect import Expectations
     from envdoctor.core.interpreter import Interpreter
+    from envdoctor.core.launch import Launch
     from envdoctor.core.registry import Registry
     from envdoctor.core.session import RunOptions
-    from envdoctor.modes.distributed import Launch
 
-# The one place for the run's time defaults.
-DEFAULT_TIMEOUT = 300.0  # --timeout: the whole local run
-DEFAULT_RANK_TIMEOUT = 120.0  # --rank-timeout: a silent rank is reported after this long
 DISTRIBUTED_TAG = "distributed"
-
-
-def distributed_budget(local_timeout: float, rank_timeout: float) -> float:
-    """How long the distributed probe may take: the slowest rank's local checks (bounded by
-    its --timeout), then up to a few rank timeouts (rendezvous, reports, collectives), plus
-    the child's start-up. The engine's session deadline and the probe call both use it."""
-    return local_timeout + 5 * rank_timeout + 60
 
 
 class PlanError(Exception):

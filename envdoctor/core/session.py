@@ -21,7 +21,7 @@ from envdoctor.core.api import CheckSpec, FactSpec
 from envdoctor.core.facts import FactStore
 from envdoctor.core.interpreter import Interpreter
 from envdoctor.core.interpreter import own as own_interpreter
-from envdoctor.core.plan import DEFAULT_TIMEOUT
+from envdoctor.core.limits import DEFAULT_TIMEOUT
 from envdoctor.core.probe import ProbeClient
 from envdoctor.core.registry import SPECIALS, Registry, discover
 from envdoctor.core.report import Report
