@@ -20,8 +20,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-from packaging.utils import canonicalize_name
-
 from envdoctor import (
     BaselineError,
     Item,
@@ -36,7 +34,7 @@ from envdoctor import (
     skip,
     worst,
 )
-from envdoctor_checks.packages import dist_path
+from envdoctor_checks.packages import canonical, dist_path
 
 # The distributions whose files are digested: the ones a stray install breaks silently.
 _GUARDED = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|nvidia-[\w-]+)$")
@@ -44,7 +42,7 @@ MAX_NAMED = 5
 
 
 def guarded(name: str) -> bool:
-    return bool(_GUARDED.match(canonicalize_name(name)))
+    return bool(_GUARDED.match(canonical(name)))
 
 
 # ---- facts ---------------------------------------------------------------------------------
@@ -83,7 +81,7 @@ def dist_files(interpreter=None) -> dict:
     out: dict[str, dict] = {}
     for d in md.distributions(**dist_path(interpreter)):
         name = (d.metadata["Name"] or "") if d.metadata else ""
-        key = canonicalize_name(name) if name else ""
+        key = canonical(name) if name else ""
         if not key or not guarded(key) or key in out:
             continue
         base = str(d.locate_file(""))
@@ -213,7 +211,7 @@ def changed_files(dist: md.Distribution, newer_than: int) -> list[str]:
 
 def _dist_named(key: str, interpreter=None) -> md.Distribution | None:
     for d in md.distributions(**dist_path(interpreter)):
-        if d.metadata and canonicalize_name(d.metadata["Name"] or "") == key:
+        if d.metadata and canonical(d.metadata["Name"] or "") == key:
             return d
     return None
 

@@ -13,8 +13,6 @@ docs/fleet.md). They answer what a multi-node job hits first:
 
 from __future__ import annotations
 
-import statistics
-
 from envdoctor import (
     DEFAULT_RANK_TIMEOUT,
     LAUNCHER_NAMES,
@@ -183,6 +181,8 @@ def bandwidth(dist_collective) -> Result:
     backend = c.get("backend", "?")
     busbw = min(m["busbw_gbs"] for m in members.values() if m.get("busbw_gbs") is not None)
     links = {r: m["link_gbs"] for r, m in members.items() if m.get("link_gbs") is not None}
+    import statistics  # here: `envdoctor list` loads this module and needs none of it
+
     median = statistics.median(links.values()) if links else None
     details = {"busbw_gbs": busbw, "links_gbs": {f"{m['link_from']}->{r}": m["link_gbs"] for r, m in members.items() if "link_gbs" in m}}
     # With two ranks both ring links join the same two hosts: there is no "other" to compare with.

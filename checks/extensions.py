@@ -19,13 +19,11 @@ import os
 import re
 import shutil
 
-from packaging.utils import canonicalize_name
-
 from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks import _elf
 from envdoctor_checks.bodies.extensions import OPS
-from envdoctor_checks.packages import examined
+from envdoctor_checks.packages import canonical, examined
 from envdoctor_checks.torch import marker_applies, requirements
 
 BODY = "envdoctor_checks.bodies.extensions:load"
@@ -83,7 +81,7 @@ def scan(path: list[str] | None = None) -> list[dict]:
             name = d.metadata["Name"]
         except Exception:  # noqa: BLE001 - a broken dist-info must not stop the scan
             continue
-        key = canonicalize_name(name or "")
+        key = canonical(name or "")
         if not name or key in seen:
             continue
         seen.add(key)
@@ -154,7 +152,7 @@ def built_for(ext_version: str, dist: dict | None) -> str:
     if m:
         return f"torch {m.group(1)}.{m.group(2)}"
     for r in requirements(dist or {}):
-        if canonicalize_name(r.name) == "torch" and marker_applies(r) and any(s.operator in ("==", "===") for s in r.specifier):
+        if canonical(r.name) == "torch" and marker_applies(r) and any(s.operator in ("==", "===") for s in r.specifier):
             return f"torch{r.specifier}"
     return ""
 
@@ -213,7 +211,7 @@ def _fix(key: str, name: str, torch_version: str) -> str:
 def metadata_problem(d: dict, torch_version: str) -> str:
     """What package metadata alone says is wrong: a torch pin or a CUDA tag that differs."""
     tlocal = torch_version.partition("+")[2]
-    pins = [r for r in requirements(d) if canonicalize_name(r.name) == "torch" and marker_applies(r)]
+    pins = [r for r in requirements(d) if canonical(r.name) == "torch" and marker_applies(r)]
     exact = [r for r in pins if any(s.operator in ("==", "===") for s in r.specifier)]
     elocal = d["version"].partition("+")[2]
     if exact and not all(r.specifier.contains(torch_version, prereleases=True) for r in exact):
@@ -230,7 +228,7 @@ def _judge(key: str, d: dict, ext: dict | None, load: dict | None, tv: str) -> t
     if load is None:
         if meta:
             return Status.FAIL, meta + ": its compiled ops will fail to load ('undefined symbol')", []
-        pins = [r for r in requirements(d) if canonicalize_name(r.name) == "torch" and marker_applies(r)]
+        pins = [r for r in requirements(d) if canonical(r.name) == "torch" and marker_applies(r)]
         exact = [r for r in pins if any(s.operator in ("==", "===") for s in r.specifier)]
         return Status.PASS, version + (f" (torch{exact[0].specifier})" if exact else ""), []
     problems, symbols = load_problems(load)
@@ -277,7 +275,7 @@ def extension_abi(dists, torch_build=None, torch_extensions=None, extension_load
             bad.append((d, items[-1]))
     details = {"extensions": {k: [o["rel"] for o in e["objects"]] for k, e in found.items()}}
     if bad:
-        fixes = "; ".join(dict.fromkeys(_fix(canonicalize_name(d.get("name") or ""), d.get("name") or "", tv) for d, _ in bad))
+        fixes = "; ".join(dict.fromkeys(_fix(canonical(d.get("name") or ""), d.get("name") or "", tv) for d, _ in bad))
         worst_status = Status.FAIL if any(i.status is Status.FAIL for _, i in bad) else Status.WARN
         return (fail if worst_status is Status.FAIL else warn)(
             "; ".join(i.message for _, i in bad if i.status is worst_status), fixes, details=details, items=items

@@ -12,10 +12,18 @@ import os
 import re
 import sys
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Unavailable, check, fact, fail, installed_distributions, ok, skip
+
+
+def canonical(name: str) -> str:
+    """A distribution's name as pip compares it (PEP 503). ``packaging.utils`` loads on first use:
+    it imports ``packaging.tags`` and ``logging``, which ``envdoctor list`` need not pay for."""
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(name)
+
 
 # What envdoctor diagnoses; reported in this order.
 STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
@@ -54,7 +62,7 @@ def _checked_requirement(text: str) -> bool:
     if "extra ==" in str(text):  # an optional extra's requirement: not installed with the package
         return False
     m = _REQUIREMENT_NAME.match(str(text))
-    return bool(m) and bool(_CHECKED_REQUIREMENTS.match(canonicalize_name(m.group(1))))
+    return bool(m) and bool(_CHECKED_REQUIREMENTS.match(canonical(m.group(1))))
 
 
 def _derivable(key: str, field: str, value, stack: bool) -> bool:

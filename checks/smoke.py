@@ -17,7 +17,6 @@ its own import and first compile, at the same time).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from envdoctor import TRITON_DISTS, Item, ProbeError, ProbeRaised, Result, Skip, Status, best_signature, check, fail, ok, skip, warn, worst
@@ -298,6 +297,8 @@ def _compile_calls(probe, env, deliberate_break: bool = False) -> dict:
         return probe.call(
             f"{BODY}:compile_smoke", {"parts": [part], **kw}, timeout=TIMEOUT["compile"], fresh=True, what=f"torch.compile of the {part}"
         )
+
+    from concurrent.futures import ThreadPoolExecutor  # on use: `envdoctor list` stays light
 
     with ThreadPoolExecutor(2, thread_name_prefix="envdoctor-compile") as pool:
         futures = [pool.submit(lane, p) for p in ("function", "module")]

@@ -12,15 +12,16 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Fix, Item, Skip, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, warn
 from envdoctor_checks import _cuda_compat as compat
-from envdoctor_checks.packages import executable, package_dir, search_path
+from envdoctor_checks.packages import canonical, executable, package_dir, search_path
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 PROBE_TIMEOUT = 120.0
 
@@ -166,6 +167,8 @@ def _index_fix(driver, python_info) -> Fix:
 
 
 def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
+    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+
     if req.marker is None:
         return True
     for extra in extras:
@@ -178,6 +181,9 @@ def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
 
 
 def requirements(dist: dict) -> list[Requirement]:
+    # packaging's requirements and markers load here, not when `envdoctor list` imports this module.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     out = []
     for text in dist.get("requires") or []:
         try:
@@ -456,10 +462,10 @@ def nvidia_wheel_pins(dists, python_info=None):
     torch = dists.get("torch")
     if not torch:
         return skip("torch is not installed")
-    pins = [r for r in requirements(torch) if _CUDA_PKG.match(canonicalize_name(r.name)) and marker_applies(r)]
+    pins = [r for r in requirements(torch) if _CUDA_PKG.match(canonical(r.name)) and marker_applies(r)]
     items, missing, wrong = [], [], []
     for r in pins:
-        key = canonicalize_name(r.name)
+        key = canonical(r.name)
         d = dists.get(key)
         spec = str(r.specifier)
         if d is None:
@@ -746,7 +752,7 @@ def numpy_abi(dists, python_info=None):
     for d in dists.values():
         for r in requirements(d):
             if (
-                canonicalize_name(r.name) == "numpy"
+                canonical(r.name) == "numpy"
                 and r.specifier
                 and marker_applies(r)
                 and not r.specifier.contains(np["version"], prereleases=True)

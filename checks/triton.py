@@ -17,17 +17,14 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from packaging.markers import InvalidMarker
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
 from envdoctor import run_command as run
 from envdoctor_checks import _release_data as release_data
 from envdoctor_checks._fixes import system_package
-from envdoctor_checks.packages import package_dir
+from envdoctor_checks.packages import canonical, package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
 
 # TRITON_DISTS (public, envdoctor.TRITON_DISTS): every distribution that installs the
@@ -99,12 +96,15 @@ class TritonRequirement:
 
 def torch_triton_requirement(torch_dist: Mapping) -> TritonRequirement | None:
     """The Triton requirement torch's metadata declares, or None (CPU builds declare none)."""
+    from packaging.markers import InvalidMarker  # on use: `envdoctor list` stays light
+    from packaging.requirements import InvalidRequirement, Requirement
+
     for line in torch_dist.get("requires") or []:
         try:
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        name = canonicalize_name(req.name)
+        name = canonical(req.name)
         if name not in TRITON_DISTS:
             continue
         marker = str(req.marker) if req.marker else ""

@@ -8,13 +8,16 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor_checks.packages import canonical
 from envdoctor_checks.triton import major_minor, satisfies
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 # Newest torch_xla release seen on PyPI (catalog D5). A torch newer than this has no torch_xla
 # to pair with; the advice is then to pin torch down, not torch_xla up.
@@ -109,12 +112,14 @@ def torch_match(torch_xla, dists):
 
 def libtpu_requirement(torch_xla: Mapping) -> Requirement | None:
     """The libtpu pin of torch_xla's [tpu] extra."""
+    from packaging.requirements import InvalidRequirement, Requirement  # on use: `list` stays light
+
     for line in torch_xla.get("requires") or []:
         try:
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        if canonicalize_name(req.name) in ("libtpu", "libtpu-nightly") and req.marker is not None and req.marker.evaluate({"extra": "tpu"}):
+        if canonical(req.name) in ("libtpu", "libtpu-nightly") and req.marker is not None and req.marker.evaluate({"extra": "tpu"}):
             return req
     return None
 
@@ -138,11 +143,7 @@ def libtpu(torch_xla, dists, tpu, env):
             f"TPU chips are present but libtpu is not installed ({pin} comes with torch_xla[tpu]): torch_xla falls back to CPU",
             fix,
         )
-    if (
-        req
-        and canonicalize_name(req.name) == canonicalize_name(installed["name"])
-        and not satisfies(str(req.specifier), installed["version"])
-    ):
+    if req and canonical(req.name) == canonical(installed["name"]) and not satisfies(str(req.specifier), installed["version"]):
         return fail(f"{installed['name']} {installed['version']} is installed but torch_xla {torch_xla['version']} pins {pin}", fix)
     return ok(f"{installed['name']} {installed['version']}" + (f" (pinned {pin})" if req else ""))
 

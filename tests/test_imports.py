@@ -3,12 +3,15 @@
 - the built-in checks use only the public API (``from envdoctor import ...``), as a plugin must;
 - the engine never imports the built-in checks (they are loaded through the entry point);
 - no import cycle among envdoctor's modules;
-- no module of ours shadows a standard-library module.
+- no module of ours shadows a standard-library module;
+- and, in a real interpreter this time, ``envdoctor list`` loads none of a run's machinery.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -159,3 +162,39 @@ def test_probe_children_get_the_directory_above_the_package_on_sys_path():
 
     # Not envdoctor/ itself: that would make cli, core, ... importable as top-level names.
     assert ProbeClient().extra_path[0] == str(ENGINE.parent)
+
+
+# What `envdoctor list` (and so `--help`) must not load: the engine of a run, and the standard
+# library and packaging modules only a run or a check body needs (issue 16: both start in under
+# 0.3 s; docs/benchmarks.md). Each entry was loaded by `list` once, through a module-level import.
+NOT_FOR_LIST = (
+    "envdoctor.core.plan",
+    "envdoctor.core.session",
+    "envdoctor.core.runner",
+    "envdoctor.core.probe",
+    "envdoctor.modes.distributed",
+    "concurrent.futures",
+    "logging",
+    "statistics",
+    "packaging.requirements",
+    "packaging.markers",
+    "packaging.utils",
+)
+
+LIST_MODULES = """
+import json, runpy, sys
+sys.argv = ["envdoctor", "list"]
+try:
+    runpy.run_module("envdoctor", run_name="__main__")
+except SystemExit as e:
+    assert not e.code, e.code
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_list_loads_no_engine_and_no_run_only_module():
+    done = subprocess.run([sys.executable, "-c", LIST_MODULES], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.rsplit("MODULES ", 1)[1]))
+    assert "envdoctor_checks.distributed" in loaded and "envdoctor_checks.triton" in loaded  # it did list the checks
+    assert sorted(loaded.intersection(NOT_FOR_LIST)) == []

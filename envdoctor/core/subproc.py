@@ -15,7 +15,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 MAX_OUTPUT = 256 * 1024
@@ -166,6 +165,8 @@ def spawn_on_stable_thread(start):
     global _spawner
     with _spawner_lock:
         if _spawner is None:
+            from concurrent.futures import ThreadPoolExecutor  # here: it imports logging, which `list` need not load
+
             _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="envdoctor-spawner")
     return _spawner.submit(start).result()
 
