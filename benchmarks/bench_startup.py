@@ -3,6 +3,7 @@
 
     python benchmarks/bench_startup.py            # 7 rounds
     python benchmarks/bench_startup.py -n 15 --json startup.json
+    python benchmarks/bench_startup.py -n 40 --python NEW/bin/python --against OLD/bin/python
 
 Each a fresh process, in rounds (floor, --help, list, floor, ...) so a busy neighbour slows all
 of them alike:
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--rounds", type=int, default=7)
     ap.add_argument("--python", default=sys.executable, help="interpreter that has envdoctor")
     ap.add_argument("--json", dest="json_out", help="also write the figures to this file")
+    ap.add_argument("--against", help="another install's interpreter: its --help and list run in the same rounds (before/after)")
     ap.add_argument("--no-bytecode-cache", action="store_true", help="compile every source on every run (PYTHONDONTWRITEBYTECODE=1)")
     args = ap.parse_args(argv)
     py = args.python
@@ -59,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         "--help": [py, "-m", "envdoctor", "--help"],
         "list": [py, "-m", "envdoctor", "list"],
     }
+    if args.against:  # in the same rounds, so a busy minute slows both alike
+        commands["--help@against"] = [args.against, "-m", "envdoctor", "--help"]
+        commands["list@against"] = [args.against, "-m", "envdoctor", "list"]
     runs: dict[str, list[dict]] = {k: [] for k in commands}
     cache = tempfile.mkdtemp(prefix="envdoctor-bench-pycache-")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -75,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(cache, ignore_errors=True)
     for v in runs.values():
         del v[0]
-    print(f"{'command':<8} {'wall median':>12} {'wall best':>10} {'cpu median':>11} {'cpu best':>9}   exit")
+    print(f"{'command':<14} {'wall median':>12} {'wall best':>10} {'cpu median':>11} {'cpu best':>9}   exit")
     figures = {}
     for name, rs in runs.items():
         walls, cpus = [r["wall"] for r in rs], [r["cpu"] for r in rs]
@@ -87,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         f = figures[name]
         codes = sorted({r["rc"] for r in rs})
-        print(f"{name:<8} {f['wall_median']:11.3f}s {f['wall_best']:9.3f}s {f['cpu_median']:10.3f}s {f['cpu_best']:8.3f}s   {codes}")
+        print(f"{name:<14} {f['wall_median']:11.3f}s {f['wall_best']:9.3f}s {f['cpu_median']:10.3f}s {f['cpu_best']:8.3f}s   {codes}")
     ok = all(figures[k]["cpu_median"] < GOAL for k in ("--help", "list")) and all(r["rc"] == 0 for rs in runs.values() for r in rs)
     print(f"\n--help and list under {GOAL} s (median CPU time): " + ("goal met" if ok else "goal MISSED"))
     if args.json_out:
