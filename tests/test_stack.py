@@ -134,3 +134,18 @@ def test_dists_fact_records_compiled_extensions():
     s = from_facts({"dists": got})
     assert s.dists["torch"].has_extensions and not s.dists["click"].has_extensions
     assert md.distribution("torch").read_text("RECORD")
+
+
+@pytest.mark.parametrize("triton_key", ["triton", "pytorch-triton", "Pytorch_Triton", "pytorch.triton-rocm", "TRITON"])
+def test_extract_facts_types_only_the_dists_it_reads_and_agrees_with_the_whole_stack(triton_key):
+    """The fleet types only torch's and Triton's distributions (a report lists every installed
+    one); the facts must be those of the whole stack, whatever spelling the report's key has."""
+    report = json.loads((Path(__file__).parent / "fixtures" / "reports" / "v1.0-gpu-h200.json").read_text())
+    facts, platform = report["facts"], report.get("platform")
+    dists = {k: v for k, v in facts["dists"].items() if k not in TRITON_DISTS}
+    dists[triton_key] = {"name": triton_key, "version": "9.9.9", "location": "/x", "requires": []}
+    facts = {**facts, "dists": {**{f"pkg-{i}": {"name": f"pkg{i}", "version": "1.0"} for i in range(300)}, **dists}}
+    whole = from_facts(facts, platform).fleet_facts()
+    assert extract_facts(facts, platform) == whole
+    assert whole["triton"] == "9.9.9" and whole["torch"]
+    assert extract_facts({**facts, "dists": {}}, platform)["triton"] == "not installed"

@@ -23,7 +23,7 @@ import click
 
 from envdoctor.core.redact import scrubber
 from envdoctor.core.report import ReportError, load_report
-from envdoctor.core.stack import FLEET_FACTS, extract_facts, from_facts  # noqa: F401 - extract_facts: callers import it from here
+from envdoctor.core.stack import FLEET_FACTS, extract_facts
 
 BAD = ("fail", "error")
 SHOWN = ("fail", "error", "warn")
@@ -117,7 +117,7 @@ def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
         return nodes
     checks = {r.id: r.status.value for r in report.results if r.status.value in SHOWN}
     messages = {r.id: r.message for r in report.results if r.status.value in SHOWN}
-    facts = from_facts(report.facts, report.platform).fleet_facts()
+    facts = extract_facts(report.facts, report.platform)
     return [Node(host, source, _node_status(checks.values()), checks, messages, facts, partial)]
 
 

@@ -47,7 +47,7 @@ __all__ = ["DEFAULT_RANK_TIMEOUT", "Launch", "detect_launch", "execute_distribut
 def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
     """The compact form of one rank's local report that travels to rank 0: every verdict, and the
     facts a fleet must agree on (not the whole fact dump, which would be N copies of a big dict)."""
-    from envdoctor.core.stack import from_facts
+    from envdoctor.core.stack import extract_facts
     from envdoctor.reporters.json import to_dict
 
     full = to_dict(report)
@@ -61,7 +61,7 @@ def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
         "timed_out": report.timed_out,
         "duration_s": round(report.duration, 2),
         "results": [{k: r[k] for k in keep} for r in full["results"]],
-        "fleet": from_facts(full["facts"], full.get("platform")).fleet_facts(),
+        "fleet": extract_facts(full["facts"], full.get("platform")),
     }
 
 
