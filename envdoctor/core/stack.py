@@ -421,7 +421,8 @@ def _fleet_dist(key: str) -> bool:
 def extract_facts(facts: Mapping[str, Any], platform: Mapping[str, Any] | Any = None) -> dict[str, str]:
     """The comparable facts of one report's facts (see :meth:`Stack.fleet_facts`). Only the
     distributions those facts read are typed: a fleet reads thousands of reports, each listing
-    every installed distribution (about 40 % of ``envdoctor fleet``'s time went to typing them)."""
+    every installed distribution (typing them all took about a quarter of ``envdoctor fleet``'s
+    time over 1,000 reports under cProfile)."""
     dists = facts.get("dists") if isinstance(facts, Mapping) else None
     if isinstance(dists, Mapping):
         keep = {k: v for k, v in dists.items() if _fleet_dist(str(k))}
