@@ -25,7 +25,7 @@ import pytest
 from envdoctor.core import _probe_child as child
 from envdoctor.core import bytecode
 from envdoctor.core._probe_child import PRECOMPILE_ENV, _cache_name, precompile, sources
-from tests.test_containment import _marked, _wait_gone
+from tests.test_containment import _cmdline, _ended, _marked, _wait_gone
 
 REPO = str(Path(__file__).resolve().parent.parent)
 HEADER = 16  # PEP 552: magic, flags, mtime, size
@@ -297,7 +297,7 @@ def _big_package(root: Path, modules: int = 400) -> Path:
 
 
 def _helpers_of(worker_pid: int) -> list[psutil.Process]:
-    return [p for p in psutil.Process(worker_pid).children() if "helper()" in " ".join(p.cmdline())]
+    return [p for p in psutil.Process(worker_pid).children() if "helper()" in _cmdline(p)]
 
 
 def _still_running(procs: list[psutil.Process], within: float) -> list[psutil.Process]:
@@ -306,13 +306,7 @@ def _still_running(procs: list[psutil.Process], within: float) -> list[psutil.Pr
     zombie has ended."""
     end = time.monotonic() + within
     while True:
-        running = []
-        for p in procs:
-            try:
-                if p.status() != psutil.STATUS_ZOMBIE:
-                    running.append(p)
-            except psutil.NoSuchProcess:
-                pass
+        running = [p for p in procs if not _ended(p.pid)]
         if not running or time.monotonic() > end:
             return running
         time.sleep(0.02)
@@ -497,14 +491,32 @@ import psutil
 from envdoctor.core.probe import ProbeClient
 
 def helpers(wait=10.0):
-    # The helpers the prestarted worker started (in its process group).
+    # The helpers the prestarted worker started (in its process group), each seen at least once:
+    # one may have ended (a zombie has no command line) before the other started.
     worker = c._lanes["main"].worker
     end = time.monotonic() + wait
+    found = set()
     while True:
-        found = [p.pid for p in psutil.Process(worker.proc.pid).children() if "helper()" in " ".join(p.cmdline())]
+        for p in psutil.Process(worker.proc.pid).children():
+            try:
+                if "helper()" in " ".join(p.cmdline()):
+                    found.add(p.pid)
+            except psutil.Error:
+                pass
         if len(found) >= 2 or time.monotonic() > end:
-            return found
+            return sorted(found)
         time.sleep(0.02)
+
+
+def living_descendants():
+    left = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                left.append(p.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return left
 
 
 c = ProbeClient(extra_path=[sys.argv[1]])
@@ -512,9 +524,7 @@ c.prestart()
 if sys.argv[2] == "close-at-once":
     running = helpers()
     c.close()
-    me = psutil.Process()
-    left = [p.pid for p in me.children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
-    print(json.dumps({"running": running, "children": left, "cache": c.bytecode_cache}))
+    print(json.dumps({"running": running, "children": living_descendants(), "cache": c.bytecode_cache}))
     sys.exit(0)
 info = {"cache": c.bytecode_cache, "helpers": helpers(), "started_after_prestart": c.workers_started}
 info["value"] = c.call("wherebody:where", timeout=60)
@@ -522,8 +532,7 @@ info["workers_started"] = c.workers_started
 info["cache_existed"] = bool(c.bytecode_cache) and os.path.isdir(c.bytecode_cache)
 c.close()
 info["cache_after"] = bool(c.bytecode_cache) and os.path.exists(c.bytecode_cache)
-me = psutil.Process()
-info["children"] = [p.pid for p in me.children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+info["children"] = living_descendants()
 print(json.dumps(info))
 """
 
@@ -552,6 +561,9 @@ def _drive(tmp_path, sp, *args: str) -> tuple[dict, Path, str]:
 def test_a_prestarted_worker_reads_torch_bytecode_from_the_runs_cache(tmp_path):
     sp = tmp_path / "sp"
     torch = fake_torch(sp)
+    # Enough for the helpers to be at work for a while (so the driver sees both), compiled after
+    # torch's top modules (deeper ones come last), so torch.late's bytecode is not delayed.
+    _big_package(torch, modules=40)
     bodies = tmp_path / "bodies"
     _write(bodies / "wherebody.py", WHERE_BODY)
     info, tmp, marker = _drive(tmp_path, sp, str(bodies), "call")

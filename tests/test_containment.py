@@ -31,6 +31,22 @@ def _marked(marker: str) -> list[psutil.Process]:
     return found
 
 
+def _cmdline(p: psutil.Process) -> str:
+    """``p``'s command line, or "" once it has ended: a zombie (not yet reaped) has none to read."""
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` has ended: gone, or a zombie not yet reaped."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def _wait_gone(marker: str, within: float = 5.0) -> list[psutil.Process]:
     end = time.monotonic() + within
     while time.monotonic() < end:
@@ -96,7 +112,7 @@ def _wait_for_probe(marker: str, within: float = 20.0) -> None:
     """Until the hanging body's grandchild (sleep 1000) runs: the worker is mid-probe."""
     end = time.monotonic() + within
     while time.monotonic() < end:
-        if any("sleep" in " ".join(p.cmdline()) for p in _marked(marker) if p.is_running()):
+        if any("sleep" in _cmdline(p) for p in _marked(marker)):
             return
         time.sleep(0.05)
     raise AssertionError("the hanging probe never started")
@@ -134,7 +150,7 @@ def test_a_ctrl_c_as_the_first_worker_starts_gives_the_partial_report_quickly(tm
     env, marker = _env(tmp_path)
     proc = _start(tmp_path, env)
     end = time.monotonic() + 20
-    while time.monotonic() < end and not any("_probe_child" in " ".join(p.cmdline()) for p in _marked(marker) if p.is_running()):
+    while time.monotonic() < end and not any("_probe_child" in _cmdline(p) for p in _marked(marker)):
         time.sleep(0.005)
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)

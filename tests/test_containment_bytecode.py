@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.test_containment import _env, _marked, _wait_gone
+from tests.test_containment import _cmdline, _env, _marked, _wait_gone
 
 # A torch without bytecode whose import takes a while (as a real one does, compiling from source).
 SLOW_TORCH = "import time\ntime.sleep(2)\n__version__ = '0.0.fake'\n"
@@ -66,7 +66,7 @@ def test_nothing_survives_a_signal_while_torch_imports_and_helpers_compile(tmp_p
 
 
 def _helpers(marker: str) -> list:
-    return [p for p in _marked(marker) if "_probe_child import helper" in " ".join(p.cmdline())]
+    return [p for p in _marked(marker) if "_probe_child import helper" in _cmdline(p)]
 
 
 def test_the_helpers_run_during_the_import_and_are_gone_after_a_whole_run(tmp_path):

@@ -9,13 +9,12 @@ import time
 import uuid
 from pathlib import Path
 
-import psutil
 import pytest
 
 from envdoctor import ProbeError
 from envdoctor.core import bytecode
 from envdoctor.core.probe import ProbeClient
-from tests.test_containment import _wait_gone  # a zombie (not yet reaped by PID 1) has ended
+from tests.test_containment import _ended, _wait_gone  # a zombie (not yet reaped by PID 1) has ended
 
 COLLECT = "envdoctor_checks.bodies.torch_info:collect"
 
@@ -121,7 +120,7 @@ def test_a_preload_that_kills_the_worker_gives_the_call_a_fresh_worker(setup, ki
         s.client.call(COLLECT, timeout=30, what="the torch probe (import torch)")
     assert exc.value.diagnosis.startswith(f"the torch probe (import torch) {how}"), exc.value.diagnosis
     assert s.client.workers_started == 2
-    assert not psutil.pid_exists(preloaded) or psutil.Process(preloaded).status() == psutil.STATUS_ZOMBIE
+    assert _ended(preloaded)
     # A body that does not import torch works in the next worker.
     assert s.client.call("prestartbody:state", timeout=30)["torch_loaded"] is False
     assert s.client.workers_started == 3
