@@ -13,27 +13,12 @@ file whose content differs from RECORD is named.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib.metadata as md
 import os
 import re
 from collections.abc import Iterable, Mapping
 
-from envdoctor import (
-    BaselineError,
-    Item,
-    Status,
-    Unavailable,
-    check,
-    fact,
-    fail,
-    load_baseline,
-    load_lock,
-    ok,
-    skip,
-    worst,
-)
+from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip, worst
 from envdoctor_checks.packages import canonical, dist_path
 
 # The distributions whose files are digested: the ones a stray install breaks silently.
@@ -61,6 +46,8 @@ def _record_rows(dist: md.Distribution) -> list[tuple[str, str, int]]:
 
 def _stat_digest(base: str, rows: Iterable[tuple[str, str, int]]) -> tuple[str, int, int]:
     """(digest of every file's path, size and mtime; newest mtime; files missing)."""
+    import hashlib  # here and below: `list` and a run without these checks need none of it
+
     h, newest, missing = hashlib.sha256(), 0, 0
     for path, _, _ in rows:
         try:
@@ -78,6 +65,8 @@ def _stat_digest(base: str, rows: Iterable[tuple[str, str, int]]) -> tuple[str, 
 def dist_files(interpreter=None) -> dict:
     """{canonical name: {version, base, record, files, stat_digest, newest_mtime}} for torch,
     Triton and the nvidia-* distributions (the first copy on sys.path)."""
+    import hashlib
+
     out: dict[str, dict] = {}
     for d in md.distributions(**dist_path(interpreter)):
         name = (d.metadata["Name"] or "") if d.metadata else ""
@@ -105,6 +94,8 @@ def baseline(options) -> dict:
     path = (options or {}).get("baseline")
     if not path:
         raise Unavailable("no baseline given (envdoctor check --baseline FILE)")
+    from envdoctor import BaselineError, load_baseline  # the format and the typed stack: only with a file
+
     try:
         return load_baseline(path).as_fact()
     except BaselineError as e:
@@ -117,6 +108,8 @@ def lock(options) -> dict:
     path = (options or {}).get("lock")
     if not path:
         raise Unavailable("no lock file given (envdoctor check --lock FILE)")
+    from envdoctor import BaselineError, load_lock
+
     try:
         return load_lock(path)
     except BaselineError as e:
@@ -185,6 +178,9 @@ def lock_pins(lock, dists):
 
 
 def _hash_file(path: str) -> str:
+    import base64
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

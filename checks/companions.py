@@ -11,9 +11,11 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Item, Status, check, fail, ok, skip, worst
-from envdoctor_checks import _release_data as release_data
+from envdoctor_checks._lazy import lazy
 
-COMPANIONS = (("torchvision", release_data.torchvision_for), ("torchaudio", release_data.torchaudio_for))
+release_data = lazy("envdoctor_checks._release_data")
+
+COMPANIONS = (("torchvision", "torchvision_for"), ("torchaudio", "torchaudio_for"))  # each with its function in _release_data
 
 
 def _release(version: str) -> str:
@@ -34,7 +36,7 @@ def companions(dists):
         have = dists.get(name)
         if not have:
             continue
-        want = expected_for(torch["version"])
+        want = getattr(release_data, expected_for)(torch["version"])
         if want is None:
             items.append(Item(name, Status.SKIP, f"{have['version']}: the release table does not pair it with torch {torch['version']}"))
         elif _release(have["version"]) != _release(want):

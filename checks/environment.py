@@ -13,7 +13,7 @@ Fact: ``env_vars`` -- {name: value} for the allowlisted variables that are set.
 
 from __future__ import annotations
 
-from envdoctor import REDACTED, check, fact, is_secret_key, ok
+from envdoctor import check, fact, ok
 
 # Prefixes of the families that configure CUDA, NVIDIA containers, torch, Triton, XLA/TPU,
 # NCCL, OpenMP and the math libraries.
@@ -96,6 +96,8 @@ def compact_env_vars(value: dict) -> dict:
 def env_vars(env) -> dict:
     """{name: value} of the allowlisted variables that are set; secret-looking names keep
     their name (it is useful to know HF_TOKEN is set) but never their value."""
+    from envdoctor import REDACTED, is_secret_key  # the redaction module: a run's, not `list`'s
+
     out: dict[str, str] = {}
     for name in sorted(env):
         if not allowed(name):
@@ -113,6 +115,8 @@ def env_vars(env) -> dict:
 def environment(env_vars):
     """Environment variables that steer CUDA, torch, Triton, XLA and NCCL"""
     # PATH is always set and says nothing by its presence; the families are the news.
+    from envdoctor import REDACTED
+
     notable = [n for n in env_vars if n != "PATH"]
     hidden = [n for n, v in env_vars.items() if v == REDACTED]
     if not notable:

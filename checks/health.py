@@ -26,10 +26,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from envdoctor import Item, Result, Skip, Status, Unavailable, check, fact, fail, ok, run_command, skip, warn, worst
-from envdoctor_checks import _gpu_health as gh
-from envdoctor_checks import _xid, nvidia
+from envdoctor_checks import nvidia
+from envdoctor_checks._lazy import lazy
 
-KMSG = _xid.KMSG
+gh = lazy("envdoctor_checks._gpu_health")
+_xid = lazy("envdoctor_checks._xid")
 DEV = "/dev"
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 SYS_UVM = "/sys/module/nvidia_uvm"
@@ -55,7 +56,7 @@ def _run_log_command(argv: list[str], timeout: float) -> tuple[int | None, str, 
 
 def read_kernel_log() -> _xid.KernelLog:
     """Xid events since boot, compacted so a log flooded by one faulting program stays small."""
-    log = _xid.read_xid_events(KMSG, timeout=LOG_TIMEOUT, run=_run_log_command)
+    log = _xid.read_xid_events(_xid.KMSG, timeout=LOG_TIMEOUT, run=_run_log_command)
     return _xid.KernelLog(log.source, tuple(_xid.compact(log.events, KEEP_PER_CODE)), log.reason, log.complete)
 
 

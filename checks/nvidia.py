@@ -43,8 +43,10 @@ from envdoctor import (
     warn,
 )
 from envdoctor import run_command as run
-from envdoctor_checks import _cuda_compat as compat
+from envdoctor_checks._lazy import lazy
 from envdoctor_checks.bodies.nvml_child import lib_info, loaded_library  # as the NVML child reports libnvidia-ml
+
+compat = lazy("envdoctor_checks._cuda_compat")
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 SYS_MODULE_VERSION = "/sys/module/nvidia/version"

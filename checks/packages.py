@@ -15,15 +15,7 @@ import sys
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Unavailable, check, fact, fail, installed_distributions, ok, skip
-
-
-def canonical(name: str) -> str:
-    """A distribution's name as pip compares it (PEP 503). ``packaging.utils`` loads on first use:
-    it imports ``packaging.tags`` and ``logging``, which ``envdoctor list`` need not pay for."""
-    from packaging.utils import canonicalize_name
-
-    return canonicalize_name(name)
-
+from envdoctor import canonical_name as canonical  # the other check modules import it from here
 
 # What envdoctor diagnoses; reported in this order.
 STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")

@@ -12,8 +12,10 @@ from __future__ import annotations
 import copy
 
 from envdoctor import Unavailable, fact
-from envdoctor_checks import _cuda_compat as compat
-from envdoctor_checks import _release_data as rd
+from envdoctor_checks._lazy import lazy
+
+compat = lazy("envdoctor_checks._cuda_compat")
+rd = lazy("envdoctor_checks._release_data")
 
 TABLE = "release table"
 

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Fix, Item, Skip, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, warn
-from envdoctor_checks import _cuda_compat as compat
+from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, executable, package_dir, search_path
+
+compat = lazy("envdoctor_checks._cuda_compat")
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement

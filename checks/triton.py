@@ -22,10 +22,12 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
 from envdoctor import run_command as run
-from envdoctor_checks import _release_data as release_data
 from envdoctor_checks._fixes import system_package
+from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, package_dir
 from envdoctor_checks.system import find_mount, is_network_fs
+
+release_data = lazy("envdoctor_checks._release_data")
 
 # TRITON_DISTS (public, envdoctor.TRITON_DISTS): every distribution that installs the
 # top-level ``triton`` package (A7): only one may be present.

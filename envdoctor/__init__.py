@@ -15,7 +15,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
 - external commands with a deadline: :func:`run_command` (returns :class:`Completed`),
   :func:`last_line`
 - installed packages and the interpreter, read as the doctor reads them (also inside
-  ``--python``'s interpreter): :func:`installed_distributions`, :func:`python_facts`
+  ``--python``'s interpreter): :func:`installed_distributions`, :func:`python_facts`;
+  a distribution's name as pip compares it: :func:`canonical_name`
 - secrets: :func:`is_secret_key`, :data:`REDACTED`
 - error signatures (known error texts -> cause, check, fix): :class:`Signature`,
   :class:`Finding`, :func:`find_signatures`, :func:`best_signature`; a module-level
@@ -85,6 +86,8 @@ _LAZY = {
     "distributed_budget": ("envdoctor.core.limits", "distributed_budget"),
     "ProbeClient": ("envdoctor.core.probe", "ProbeClient"),
     "explain_output": ("envdoctor.core.probe", "explain_output"),
+    "TRITON_DISTS": ("envdoctor.core.names", "TRITON_DISTS"),  # not the stack: the Triton checks name it
+    "canonical_name": ("envdoctor.core.names", "canonical"),
     "REDACTED": ("envdoctor.core.redact", "REDACTED"),
     "is_secret_key": ("envdoctor.core.redact", "is_secret_key"),
     "Finding": ("envdoctor.core.signatures", "Finding"),
@@ -94,7 +97,6 @@ _LAZY = {
     **{
         name: ("envdoctor.core.stack", name)
         for name in (
-            "TRITON_DISTS",
             "Distribution",
             "Driver",
             "Gpu",
@@ -143,13 +145,14 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core.inputs import parse_as_user
     from envdoctor.core.launch import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
     from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, distributed_budget
+    from envdoctor.core.names import TRITON_DISTS
+    from envdoctor.core.names import canonical as canonical_name
     from envdoctor.core.probe import ProbeClient, explain_output
     from envdoctor.core.redact import REDACTED, is_secret_key
     from envdoctor.core.signatures import Finding, Signature
     from envdoctor.core.signatures import best as best_signature
     from envdoctor.core.signatures import find as find_signatures
     from envdoctor.core.stack import (
-        TRITON_DISTS,
         Distribution,
         Driver,
         Gpu,
@@ -197,6 +200,7 @@ __all__ = [
     "Unavailable",
     "__version__",
     "best_signature",
+    "canonical_name",
     "check",
     "decode_cudnn",
     "describe_signal",

@@ -179,6 +179,15 @@ NOT_FOR_LIST = (
     "packaging.requirements",
     "packaging.markers",
     "packaging.utils",
+    "envdoctor.core.stack",  # the typed stack: TRITON_DISTS and canonical_name live in core.names
+    "envdoctor.sources.baseline",
+    "envdoctor.core.redact",
+    "hashlib",
+    # The checks' helper modules, loaded on first use (envdoctor_checks._lazy).
+    "envdoctor_checks._release_data",
+    "envdoctor_checks._cuda_compat",
+    "envdoctor_checks._xid",
+    "envdoctor_checks._gpu_health",
 )
 
 LIST_MODULES = """
@@ -198,3 +207,28 @@ def test_list_loads_no_engine_and_no_run_only_module():
     loaded = set(json.loads(done.stdout.rsplit("MODULES ", 1)[1]))
     assert "envdoctor_checks.distributed" in loaded and "envdoctor_checks.triton" in loaded  # it did list the checks
     assert sorted(loaded.intersection(NOT_FOR_LIST)) == []
+
+
+LAZY_PROBE = """
+import json, sys
+from envdoctor_checks._lazy import lazy
+m = lazy("envdoctor_checks._perf_table")
+before = "envdoctor_checks._perf_table" in sys.modules
+units = m.METRIC_UNITS
+import envdoctor_checks._perf_table as real
+real.WARN_BELOW = 0.123  # a patch of the module is seen through the proxy
+try:
+    m.WARN_BELOW = 1
+    wrote = True
+except AttributeError:
+    wrote = False
+print(json.dumps([before, units is real.METRIC_UNITS, m.WARN_BELOW, wrote, repr(m)]))
+"""
+
+
+def test_a_lazy_module_imports_on_first_read_and_reads_through():
+    done = subprocess.run([sys.executable, "-c", LAZY_PROBE], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    before, same, patched, wrote, text = json.loads(done.stdout)
+    assert before is False and same is True and patched == 0.123 and wrote is False
+    assert text == "<lazy module 'envdoctor_checks._perf_table'>"

@@ -37,8 +37,27 @@ def test_long_function_finder_counts_def_to_last_line(tmp_path):
     assert _long_functions(tmp_path, base=tmp_path) == ["a.py:63: too_long is 61 lines"]
 
 
+def _lazy_edges(tree: ast.Module) -> set[str]:
+    """Modules a check module names with ``lazy("...")`` at its top level (envdoctor_checks._lazy):
+    imported on first use, but a dependency all the same."""
+    found = set()
+    for stmt in tree.body:
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "lazy"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                found.add(node.args[0].value)
+    return found
+
+
 def _checks_graph() -> dict[str, set[str]]:
-    """Import edges among checks/ modules, named as installed (``envdoctor_checks.*``)."""
+    """Import edges among checks/ modules, named as installed (``envdoctor_checks.*``), lazy
+    ones included."""
 
     def name(path: Path) -> str:
         parts = ["envdoctor_checks", *path.relative_to(CHECKS).with_suffix("").parts]
@@ -53,6 +72,7 @@ def _checks_graph() -> dict[str, set[str]]:
                 graph[mod_name].update(subs)
             elif mod in modules:
                 graph[mod_name].add(mod)
+        graph[mod_name].update(m for m in _lazy_edges(tree) if m in modules)
     return graph
 
 

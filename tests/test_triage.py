@@ -19,6 +19,7 @@ from envdoctor import Signature, Status, check, fact
 from envdoctor.cli import main
 from envdoctor.core.config import tomllib
 from envdoctor.core.registry import Registry, discover
+from envdoctor.core.signatures import validate as validate_signatures
 from envdoctor.core.triage import LIVE_ASK, triage
 from envdoctor.reporters.triage import render_markdown, render_text, to_dict
 from envdoctor.sources import read_paste
@@ -205,6 +206,13 @@ def test_a_broken_signature_catalog_is_an_error_row(tmp_path):
     assert [p.id for p in reg.problems] == ["plugin.signatures.envdoctor_local_myplugin"]
     assert "bad pattern" in reg.problems[0].message and "not an envdoctor Signature" in reg.problems[0].message
     assert not any(s.id == "bad" for s in reg.signatures)
+
+
+def test_the_built_in_catalog_the_registry_loads_is_valid():
+    # The registry compiles only a plugin's patterns at load; every built-in one must compile here.
+    builtin = [s for s in REG.signatures if s.source == "built-in"]
+    assert len(builtin) > 20
+    assert validate_signatures(builtin) == []
 
 
 def test_check_sources_are_validated():

@@ -21,11 +21,9 @@ Two layers, both pure functions of a Report:
 from __future__ import annotations
 
 import dataclasses
-import getpass
 import math
 import os
 import re
-import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,6 +292,9 @@ def _nonempty(xs: Iterable[str | None], minlen: int = 1) -> tuple[str, ...]:
 
 def local_identity(report: Report | None = None) -> Identity:
     """Who and where this is: names from the machine, its environment and the report itself."""
+    import getpass
+    import socket
+
     hosts: list[str | None] = []
     if report is not None:
         hosts.append(str(report.platform.get("hostname") or ""))

@@ -99,9 +99,13 @@ class Registry:
         if not sigs:
             return
         taken = {s.id for s in self.signatures}
-        problems = validate_signatures([*self.signatures, *sigs])[len(validate_signatures(self.signatures)) :]
+        # A plugin's patterns are compiled here, so a bad one is an error row from the start. The
+        # built-in catalog's are compiled on first use (tests/checks/test_signatures.py compiles
+        # them all): `list` and a healthy run need none of them.
+        patterns = source != "built-in"
+        problems = validate_signatures(sigs, taken=taken, patterns=patterns)
         for sig in sigs:
-            if isinstance(sig, Signature) and sig.id not in taken and not _bad_pattern(sig):
+            if isinstance(sig, Signature) and sig.id not in taken and not (patterns and _bad_pattern(sig)):
                 taken.add(sig.id)
                 self.signatures.append(replace(sig, source=source) if sig.source == "built-in" and source != "built-in" else sig)
         if problems:

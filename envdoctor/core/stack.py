@@ -16,21 +16,17 @@ not compared).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from envdoctor.core.api import FACT_ORIGINS as SOURCES  # live | pasted | baseline
+from envdoctor.core.names import TRITON_DISTS
+from envdoctor.core.names import canonical as _canon
 
 UNKNOWN = None  # not gathered: not compared
 ABSENT = "(none)"  # the source says it is not there (package not installed, no driver)
 
-
-# Distributions that provide `import triton`: PyPI's, the PyTorch nightly/ROCm/XPU builds, the
-# Windows fork. torch pins one of them in Requires-Dist; two installed at once overwrite each
-# other's files (B-catalog: "pytorch-triton + triton conflict").
-TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-xpu", "triton-windows", "triton-nightly")
 
 # Distributions known to ship compiled extensions, for reports whose dists fact predates the
 # ``compiled`` field: an ABI break (torch or CUDA changed under them) shows up as an undefined
@@ -171,10 +167,6 @@ class Stack:
 
 
 # ------------------------------------------------------------------ reading facts
-
-
-def _canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def missing_reason(v: Any) -> str | None:

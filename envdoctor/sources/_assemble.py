@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from envdoctor.core.names import TRITON_DISTS
 from envdoctor.sources._acc import Acc
 
 SOURCE = "pasted"
-TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-windows", "triton-nightly")
 GPU_DEFAULTS: dict[str, Any] = {
     "uuid": "",
     "serial": "",
