@@ -101,6 +101,27 @@ def test_sources_lists_shallow_files_first_and_leaves_tests_and_caches_out(tmp_p
 # --- precompile() and read_bytecode_from() --------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _keep_the_test_process_scheduled(monkeypatch):
+    """precompile() moves its process to Linux's idle scheduling class, as a helper should. Called
+    in this process, it would leave pytest, and every process pytest starts afterwards, idle: any
+    other load on the machine would then starve the rest of the suite. The tests that call it
+    here get a no-op; the test below runs the real one in a process of its own."""
+    monkeypatch.setattr(child, "_yield_cpu", lambda: None)
+
+
+def test_a_helper_runs_at_idle_priority(tmp_path):
+    mod = _write(tmp_path / "m.py", "X = 1\n")
+    code = (
+        "import os, sys; from envdoctor.core._probe_child import precompile; "
+        f"precompile([{str(tmp_path / 'cache')!r}, '0', '1', {str(mod)!r}]); "
+        "print(os.sched_getscheduler(0) == os.SCHED_IDLE or os.nice(0) == 19)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
+
+
 def test_a_precompiled_pyc_in_the_cache_is_what_the_import_runs(tmp_path):
     mod = _write(tmp_path / "src" / "cachedmod.py", "X = 1\n")
     cache = tmp_path / "cache"
