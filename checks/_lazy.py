@@ -1,8 +1,8 @@
 """Helper modules that the check modules load on first use.
 
 ``envdoctor list`` imports every check module to list its checks. The release tables, the CUDA
-compatibility rules, the Xid catalog and the ELF reader are needed only when a check runs, and
-their dataclasses and patterns cost about 25 ms of start-up together.
+compatibility rules and the Xid catalog are needed only when a check runs, and their
+dataclasses and patterns cost about 25 ms of start-up together.
 
 The standard library's ``importlib.util.LazyLoader`` would do this too. Before Python 3.12,
 though, two threads that touch the module for the first time can race, and checks run in
