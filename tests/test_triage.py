@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from envdoctor import Signature, Status, check, fact
+from envdoctor import TRITON_DISTS, Signature, Status, check, fact
 from envdoctor.cli import main
 from envdoctor.core.config import tomllib
 from envdoctor.core.registry import Registry, discover
@@ -213,6 +213,14 @@ def test_the_built_in_catalog_the_registry_loads_is_valid():
     builtin = [s for s in REG.signatures if s.source == "built-in"]
     assert len(builtin) > 20
     assert validate_signatures(builtin) == []
+
+
+@pytest.mark.parametrize("dist", TRITON_DISTS)
+def test_a_pasted_pip_list_finds_triton_under_each_of_its_distribution_names(dist):
+    # One tuple (envdoctor.core.names) for the live stack and pasted text; the pasted side's own
+    # copy once lacked triton-xpu, so a paste listing it showed no Triton.
+    paste = read_paste(f"$ pip list\nPackage     Version\ntorch       2.5.1\n{dist}  3.1.0\n")
+    assert paste.facts["triton_pkg"]["version"] == "3.1.0"
 
 
 def test_check_sources_are_validated():
