@@ -187,7 +187,7 @@ def judge_each(health: Mapping[str, Any], judge: Callable[[dict], gh.Finding | N
     return (fail if worst(items) is Status.FAIL else warn)(message, _advice(top), details=details, items=items)
 
 
-@check("health.ecc", tags=("gpu", "health"))
+@check("health.ecc", tags=("gpu", "health", "liveness"))
 def ecc(gpu_health):
     """No uncorrectable GPU memory (ECC) errors"""
     # Volatile (since the driver loaded) uncorrectable errors fail: the memory corrupted data a
@@ -195,13 +195,13 @@ def ecc(gpu_health):
     return judge_each(gpu_health, gh.judge_ecc, "ECC", "ecc")
 
 
-@check("health.remapped_rows", tags=("gpu", "health"))
+@check("health.remapped_rows", tags=("gpu", "health", "liveness"))
 def remapped_rows(gpu_health):
     """No GPU memory row remap pending or failed"""
     return judge_each(gpu_health, gh.judge_remapped_rows, "row remapping", "remapped_rows")
 
 
-@check("health.retired_pages", tags=("gpu", "health"))
+@check("health.retired_pages", tags=("gpu", "health", "liveness"))
 def retired_pages(gpu_health):
     """No GPU memory pages pending retirement"""
     # Kepler to Volta retire pages; Ampere and later (the H200 included) remap rows instead and
@@ -217,7 +217,7 @@ def _recovery(g: dict) -> gh.Finding | None:
     return lost if lost is not None else gh.judge_recovery_action(g)
 
 
-@check("health.recovery", tags=("gpu", "health"))
+@check("health.recovery", tags=("gpu", "health", "liveness"))
 def recovery(gpu_health):
     """The driver asks for no GPU reset or other recovery"""
     if gpu_health.get("nvml_hung"):
@@ -258,7 +258,7 @@ def xid_class(kind: str) -> str:
     return "hardware" if kind in _xid.HARDWARE_KINDS else CLASSES.get(kind, "unknown")
 
 
-@check("health.xid", tags=("gpu", "health"))
+@check("health.xid", tags=("gpu", "health", "liveness"))
 def xid(gpu_health):
     """No GPU error (Xid) in the kernel log since boot"""
     log = kernel_log(gpu_health)
@@ -369,7 +369,7 @@ def _node_rows(gs: Sequence[dict], gpu_health: Any) -> list[tuple[str, str, str]
     return out
 
 
-@check("nvidia.device_nodes", tags=("gpu", "health"))
+@check("nvidia.device_nodes", tags=("gpu", "health", "liveness"))
 def device_nodes(gpus, gpu_health=None, container=None):
     """The /dev/nvidia* nodes CUDA opens (nvidiactl, nvidia-uvm, one per GPU) are there and usable"""
     # nvidia-smi works without nvidia_uvm, CUDA does not: a missing /dev/nvidia-uvm is the classic

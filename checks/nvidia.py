@@ -498,7 +498,7 @@ def _need_gpus(gpus) -> list[dict]:
     return gpus
 
 
-@check("nvidia.driver", tags=("gpu", "health"))
+@check("nvidia.driver", tags=("gpu", "health", "liveness"))
 def driver_present(driver=None, pci_gpus=None, container=None, nvidia_query=None):
     """NVIDIA driver loaded; its version and the CUDA version it supports"""
     hung = list(((nvidia_query or {}).get("hung") or {}).values())
@@ -529,7 +529,7 @@ def driver_present(driver=None, pci_gpus=None, container=None, nvidia_query=None
     return skip("no NVIDIA GPU on this machine" if pci_gpus is not None else "no NVIDIA driver found and the PCI bus is not readable")
 
 
-@check("nvidia.gpus", tags=("gpu", "health"), sources=("live", "pasted"))
+@check("nvidia.gpus", tags=("gpu", "health", "liveness"), sources=("live", "pasted"))
 def gpu_list(gpus):
     """GPUs: name, compute capability, memory"""
     if not gpus:
@@ -550,7 +550,7 @@ def gpu_list(gpus):
     )
 
 
-@check("nvidia.driver_library_mismatch", tags=("gpu", "health"))
+@check("nvidia.driver_library_mismatch", tags=("gpu", "health", "liveness"))
 def driver_library_mismatch(driver):
     """The kernel module and the user-space driver libraries are the same version"""
     # B17: after an unattended driver upgrade without a reboot, user space is new and the kernel
@@ -581,7 +581,7 @@ def driver_library_mismatch(driver):
     return ok(f"kernel module and {', '.join(libs)} are all {kernel}")
 
 
-@check("nvidia.cuda_visible_devices", tags=("gpu", "health"))
+@check("nvidia.cuda_visible_devices", tags=("gpu", "health", "liveness"))
 def cuda_visible_devices(gpus, env):
     """CUDA_VISIBLE_DEVICES selects GPUs that exist"""
     # B4: "" hides every GPU ("No CUDA GPUs are available"); an invalid token silently truncates

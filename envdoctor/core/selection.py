@@ -40,6 +40,9 @@ class Profile:
 #   health   a container's HEALTHCHECK, every few minutes: only the checks tagged "health" (the
 #            driver and GPUs, GPU hardware health, and ``smoke.matmul``, which proves a kernel runs
 #            on every GPU); no compile, no extension loading; at least one GPU.
+#   liveness the checks that run every few seconds or minutes (HEALTHCHECK, node-problem-detector,
+#            Slurm): only those tagged "liveness" (NVML's driver and hardware health, and a kernel
+#            on every GPU through the CUDA driver API); no torch import, no compile; at least one GPU.
 #   full     runtime plus perf.
 PROFILE_TABLE: dict[str, Profile] = {
     "default": Profile("default", frozenset({"perf", "distributed", "baseline", "rehearsal"})),
@@ -48,6 +51,9 @@ PROFILE_TABLE: dict[str, Profile] = {
     # A container HEALTHCHECK: only the checks tagged health (driver, GPUs, hardware health, a
     # kernel on every GPU); no compile, no extension loading: at most 5 s on the GPU machine.
     "health": Profile("health", frozenset({"perf", "distributed", "baseline", "rehearsal"}), needs=frozenset({"health"}), expects_gpu=True),
+    "liveness": Profile(
+        "liveness", frozenset({"perf", "distributed", "baseline", "rehearsal"}), needs=frozenset({"liveness"}), expects_gpu=True
+    ),
     "full": Profile("full", frozenset({"distributed", "baseline", "rehearsal"}), expects_gpu=True),
 }
 # The tags each profile leaves out (kept for `envdoctor list` and plugins that read it).

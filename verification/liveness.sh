@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The liveness profile on a real GPU machine: healthy, then three faults, then its speed.
+# Asserts each outcome and exits non-zero at the first that does not hold.
+#   bash verification/liveness.sh            (from the repository root, envdoctor installed)
+set -uo pipefail
+fails=0
+expect() {  # expect NAME WANT_RC GREP_PATTERN -- command...
+  local name=$1 want=$2 pat=$3; shift 4
+  local out rc; out=$("$@" 2>&1); rc=$?
+  echo "== $name (exit $rc)"; echo "$out" | grep -E 'liveness|✗|HEALTHY|PROBLEMS|could not' | head -20
+  if [ "$rc" != "$want" ] || ! grep -qE "$pat" <<<"$out"; then echo "!! $name: wanted exit $want and /$pat/"; fails=$((fails+1)); fi
+}
+expect healthy 0 'kernel ran and computed correctly on [0-9]+ GPU' -- envdoctor check --profile liveness -v
+expect hidden 1 'CUDA_ERROR_NO_DEVICE' -- env CUDA_VISIBLE_DEVICES= envdoctor check --profile liveness -v
+stub=$(find / -xdev -path '*stubs/libcuda.so' 2>/dev/null | head -1)
+if [ -n "$stub" ]; then
+  d=$(mktemp -d); ln -s "$stub" "$d/libcuda.so.1"
+  expect stub 1 'CUDA_ERROR_STUB_LIBRARY' -- env LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}" envdoctor check --profile liveness -v
+  rm -rf "$d"
+else echo "!! no CUDA stub libcuda.so on this machine"; fails=$((fails+1)); fi
+h=$(mktemp -d); printf '#!/bin/sh\nsleep 1000\n' > "$h/nvidia-smi"; chmod +x "$h/nvidia-smi"
+start=$(date +%s.%N)
+expect hanging-nvidia-smi 0 'kernel ran and computed correctly' -- env PATH="$h:$PATH" envdoctor check --profile liveness -v
+echo "hanging nvidia-smi run took $(echo "$(date +%s.%N) - $start" | bc) s"; rm -rf "$h"
+pgrep -f 'sleep 1000' && { echo "!! a sleep 1000 outlived the run"; fails=$((fails+1)); }
+python3 benchmarks/bench_liveness.py -n 9 --json "${OUT:-/tmp}/liveness-bench.json" || fails=$((fails+1))
+echo "failures: $fails"; exit $((fails > 0))
