@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nvml_child import lib_info, loaded_library  # noqa: E402  (this file's directory)
@@ -55,6 +56,29 @@ DONE:
 EXPECTED = memoryview(array.array("I", range(SEED, SEED + 3 * N, 3)))
 
 
+# The driver's names for the codes this child can meet; the stub library's cuGetErrorName does not
+# answer (seen on the H200 with CUDA 13.0's stubs/libcuda.so), so the name must not depend on it.
+ERROR_NAMES = {
+    2: "CUDA_ERROR_OUT_OF_MEMORY",
+    3: "CUDA_ERROR_NOT_INITIALIZED",
+    34: "CUDA_ERROR_STUB_LIBRARY",
+    35: "CUDA_ERROR_INSUFFICIENT_DRIVER",
+    46: "CUDA_ERROR_DEVICE_UNAVAILABLE",
+    100: "CUDA_ERROR_NO_DEVICE",
+    101: "CUDA_ERROR_INVALID_DEVICE",
+    209: "CUDA_ERROR_NO_BINARY_FOR_GPU",
+    214: "CUDA_ERROR_ECC_UNCORRECTABLE",
+    218: "CUDA_ERROR_INVALID_PTX",
+    222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+    304: "CUDA_ERROR_OPERATING_SYSTEM",
+    700: "CUDA_ERROR_ILLEGAL_ADDRESS",
+    719: "CUDA_ERROR_LAUNCH_FAILED",
+    803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+    804: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+    999: "CUDA_ERROR_UNKNOWN",
+}
+
+
 class CudaError(Exception):
     def __init__(self, stage, code, name):
         super().__init__(f"{stage}: {name} ({code})")
@@ -72,7 +96,7 @@ class Driver:
                 return s.value.decode()
         except AttributeError:
             pass
-        return f"CUDA error {code}"
+        return ERROR_NAMES.get(code, f"CUDA error {code}")
 
     def call(self, name, *args):
         code = getattr(self.lib, name)(*args)
@@ -146,6 +170,7 @@ def main():
         return {"ok": False, "stage": "load", "code": None, "error": str(e), "library": None}
     drv = Driver(lib)
     library = lib_info(loaded_library("libcuda.so"))
+    start = time.perf_counter()
     try:
         drv.call("cuInit", 0)
         version, count = ctypes.c_int(), ctypes.c_int()
@@ -153,8 +178,12 @@ def main():
         drv.call("cuDeviceGetCount", ctypes.byref(count))
     except CudaError as e:
         return {"ok": False, "stage": e.stage, "code": e.code, "error": e.name, "library": library}
-    gpus = [run_on(drv, i) for i in range(count.value)]
-    return {"ok": True, "driver": version.value, "library": library, "gpus": gpus}
+    init_ms = _ms(start)
+    # One thread per GPU: a context costs about 0.2-0.3 s on an H200 and ctypes calls release the
+    # GIL, so eight GPUs take the time of one.
+    with ThreadPoolExecutor(max_workers=max(1, count.value)) as pool:
+        gpus = list(pool.map(lambda i: run_on(drv, i), range(count.value)))
+    return {"ok": True, "driver": version.value, "library": library, "init_ms": init_ms, "gpus": gpus}
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 /* A fake libcuda.so.1 for the liveness tests: the driver-API calls bodies/cuda_kernel.py makes,
    with "device memory" in host memory and the kernel computed on the CPU from the launch's real
    parameters (so the child's argument marshalling is exercised). FAKE_CUDA selects a fault:
-   ok (default), stub (cuInit -> CUDA_ERROR_STUB_LIBRARY), nodevice (cuInit -> NO_DEVICE),
+   ok (default), stub (cuInit -> CUDA_ERROR_STUB_LIBRARY, and cuGetErrorName answers nothing), nodevice (cuInit -> NO_DEVICE),
    wrong (the kernel writes one wrong element), hang (cuCtxSynchronize never returns),
    launchfail (cuLaunchKernel -> CUDA_ERROR_LAUNCH_FAILED on the second device). FAKE_CUDA_COUNT
    sets how many devices (default 2). */
@@ -13,9 +13,10 @@
 typedef int CUresult;
 static const char *mode(void) { const char *m = getenv("FAKE_CUDA"); return m ? m : "ok"; }
 static int is(const char *m) { return strcmp(mode(), m) == 0; }
-static int current = -1;
+static __thread int current = -1;  /* per thread, as a CUDA context is */
 
 CUresult cuGetErrorName(CUresult e, const char **s) {
+    if (is("stub")) return 34;  /* as CUDA 13.0's stubs/libcuda.so: no name for anything */
     switch (e) {
     case 34: *s = "CUDA_ERROR_STUB_LIBRARY"; return 0;
     case 100: *s = "CUDA_ERROR_NO_DEVICE"; return 0;
