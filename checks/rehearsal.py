@@ -30,7 +30,10 @@ REHEARSED = (
     "smoke.compile",
     "rehearsal.runtime_paths",
 )
-TIMEOUT = 240.0
+# The rehearsal's child gets the run's own time limit less this margin as its --timeout, so
+# that on a slow machine it reports which check ran out of time (and its report arrives)
+# before the run's deadline, instead of being killed and reported as "interrupted".
+MARGIN = 15.0
 # The ENV line each unwritable path needs (a writable place every UID has).
 FIXES = {
     "Triton cache": "TRITON_CACHE_DIR=/tmp/triton",
@@ -123,8 +126,10 @@ def rehearsal(options, env) -> dict:
     with tempfile.TemporaryDirectory(prefix="envdoctor-rehearsal-") as tmp:
         os.chmod(tmp, 0o777)
         out = os.path.join(tmp, "report.json")
+        limit = float((options or {}).get("timeout") or 300.0)  # every run sets it; 300 s is --timeout's default
         argv = [sys.executable, "-m", "envdoctor", "check", "--no-color", "--format", "json", "-o", out, "--select", ",".join(REHEARSED)]
-        done = run(argv, timeout=TIMEOUT, env=runtime_env(env, uid), cwd=tmp, user=uid, group=gid)
+        argv += ["--timeout", f"{max(limit - MARGIN, limit / 2):.0f}"]
+        done = run(argv, timeout=limit, env=runtime_env(env, uid), cwd=tmp, user=uid, group=gid)
         try:
             with open(out, encoding="utf-8") as f:
                 report = json.load(f)

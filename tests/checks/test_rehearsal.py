@@ -105,3 +105,26 @@ def test_the_rehearsal_finds_an_unwritable_cache_for_a_uid_without_passwd_entry(
     triton_row = next(r for r in fact["results"] if r["id"] == "triton.cache_dir")
     assert "/.triton/cache" in triton_row["message"] and "not writable" in triton_row["message"]
     assert row.hint.startswith("ENV ") and "TRITON_CACHE_DIR=/tmp/triton" in row.hint
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the rehearsal needs root")
+def test_the_rehearsals_child_ends_before_the_runs_deadline_with_a_report_of_its_own(monkeypatch):
+    """The child's --timeout is the run's limit less a margin, and the parent waits the run's
+    limit: on a slow machine the child names the check that ran out of time (seen in a loaded
+    image build: killed at a fixed 240 s, it said only "interrupted")."""
+    seen = {}
+
+    class Done:
+        def describe(self):
+            return "exited 1"
+
+    def fake_run(argv, timeout, **kw):
+        seen["argv"], seen["timeout"] = argv, timeout
+        return Done()
+
+    monkeypatch.setattr(rh, "run", fake_run)
+    monkeypatch.setattr(rh, "blocked_at", lambda *a: None)
+    fact = gather(rh.rehearsal, options={"as_user": str(UID), "timeout": 600.0}, env={})
+    assert seen["timeout"] == 600.0
+    assert seen["argv"][seen["argv"].index("--timeout") + 1] == "585"
+    assert "gave no report" in fact["error"]
