@@ -164,6 +164,14 @@ SIGNATURES: tuple[Signature, ...] = (
         "compile.inductor_cache",
         "Set the user name and caches explicitly: export USER=app LOGNAME=app TORCHINDUCTOR_CACHE_DIR=/tmp/inductor TRITON_CACHE_DIR=/tmp/triton",
     ),
+    _S(
+        "compile.getuser_keyerror",
+        r"getpwuid\(\)[^\n]{0,80}KeyError|KeyError[^\n]{0,40}getpwuid",
+        "the process runs as a UID with no passwd entry: getpass.getuser() raises KeyError where Inductor names its cache directory",
+        "getuser_fails",
+        "compile.inductor_cache",
+        "Set the user name and caches explicitly: export USER=app LOGNAME=app TORCHINDUCTOR_CACHE_DIR=/tmp/inductor TRITON_CACHE_DIR=/tmp/triton",
+    ),
     # --- compiled extensions and CUDA libraries --------------------------------------------
     _S(
         "torch.cudnn_incompatible",
@@ -291,7 +299,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"The detected CUDA version \((?P<have>[\d.]+)\) mismatches the version that was used to compile\s+PyTorch \((?P<torch>[\d.]+)\)",
         "the CUDA toolkit (nvcc {have}) that builds the extension differs from the CUDA torch was built with ({torch})",
         "toolkit_torch_cuda_mismatch",
-        "toolchain.nvcc_matches_torch",
+        "toolchain.nvcc",
         "Build with a toolkit of torch's CUDA major.minor (point CUDA_HOME at it), or install the torch build for CUDA {have}",
         ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
     ),
@@ -363,7 +371,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|GPUs with compute capability below 7\.0 are not supported",
         "the GPU's compute capability is below what this kernel needs ({0})",
         "gpu_below_required_cc",
-        "gpu.compute_capability",
+        "nvidia.gpus",
         "Run on a GPU of the required compute capability, or avoid the kernel: float16 instead of bfloat16 below 8.0 (--dtype=half), "
         "attn_implementation='sdpa' instead of FlashAttention 2 on Turing/Volta",
         ignore_case=True,
@@ -394,7 +402,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"|Cannot read [^\n]{0,200}TensileLibrary\.dat|HSA_STATUS_ERROR_INVALID_ISA",
         "the ROCm build has no code objects for this AMD GPU's gfx target (the GPU is not among the targets ROCm/torch were built for)",
         "rocm_gfx_unsupported",
-        "rocm.gfx_target",
+        "torch.arch_support",
         "Use a GPU ROCm supports, or make it report a supported target of the same family: export HSA_OVERRIDE_GFX_VERSION=10.3.0 (RDNA2), "
         "11.0.0 (RDNA3); or install a torch/ROCm build that includes the gfx target",
         ask="`rocminfo | grep gfx` and `python -c 'import torch; print(torch.__version__, torch.version.hip)'`",
@@ -441,9 +449,22 @@ SIGNATURES: tuple[Signature, ...] = (
         r"CANNOT Access Peer Device",
         "GPU peer-to-peer access is blocked (IOMMU or PCIe ACS), which makes NCCL hang or fail",
         "p2p_blocked_by_iommu_acs",
-        "nvidia.p2p",
+        "nvidia.p2p_consumer",
         "Disable PCIe ACS / VT-d (or boot with iommu=pt); as a workaround export NCCL_P2P_DISABLE=1",
         ask="`nvidia-smi topo -m` and `sudo lspci -vvv | grep ACSCtl`",
+    ),
+    _S(
+        "nccl.p2p_workaround",
+        r"(?:work\w{0,4}|fix\w{0,4}|solv\w{0,3}|resolv\w{0,3}|workaround)[^\n]{0,80}NCCL_P2P_DISABLE\s{0,2}=\s{0,2}1"
+        r"|NCCL_P2P_DISABLE\s{0,2}=\s{0,2}1[^\n]{0,60}(?:work\w{0,4}|fix\w{0,4}|solv\w{0,3}|help\w{0,3})"
+        r"|(?:ncclAllReduce|AllReduce|all_reduce\w{0,10})[^\n]{0,40}(?:hangs?|deadlocks?|freezes?|stuck)\b",
+        "collectives hang until GPU peer-to-peer is disabled: P2P between the GPUs is blocked (PCIe ACS or the IOMMU) ({0})",
+        "p2p_blocked_by_iommu_acs",
+        "nvidia.p2p_consumer",
+        "Disable PCIe ACS / VT-d in the BIOS or boot with iommu=pt (NCCL's troubleshooting guide, 'PCI Access Control Services'); "
+        "NCCL_P2P_DISABLE=1 only works around it, at reduced speed",
+        ignore_case=True,
+        ask="`nvidia-smi topo -m`, `sudo lspci -vvv | grep ACSCtl` and the output with NCCL_DEBUG=INFO",
     ),
     _S(
         "compile.dynamo_python",
