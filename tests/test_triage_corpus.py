@@ -57,3 +57,21 @@ def test_test_split_score_does_not_regress():
     hits, total, _ = scorer.score("test", REG)
     assert hits >= _pinned_test_hits(), (hits, total)
 
+
+
+def test_an_error_wrapped_over_two_lines_is_still_recognised():
+    # flash-attention#950 as pasted: the editor broke "undefined symbol" over two lines
+    from envdoctor.core.triage import triage
+    from envdoctor.sources import read_paste
+
+    text = "ERROR\n`flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined\n symbol: _ZN3c104impl3cow11cow_deleterEPv`"
+    t = triage(REG, read_paste(text), text)
+    assert t.causes and t.causes[0].cause_id == "extension_abi_mismatch" and t.causes[0].is_problem
+
+
+def test_joining_wrapped_lines_does_not_invent_an_error():
+    from envdoctor.core.triage import triage
+    from envdoctor.sources import read_paste
+
+    text = "Collecting environment information...\nPyTorch version: 2.5.1+cu124\nIs debug build: False\nCUDA used to build PyTorch: 12.4\n"
+    assert not triage(REG, read_paste(text), text).found
