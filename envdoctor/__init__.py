@@ -154,7 +154,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core.probe import ProbeClient, explain_output
     from envdoctor.core.redact import REDACTED, is_secret_key
     from envdoctor.core.signatures import Finding, Signature
-    from envdoctor.sources.readers import PasteWriter, reader
     from envdoctor.core.signatures import best as best_signature
     from envdoctor.core.signatures import find as find_signatures
     from envdoctor.core.stack import (
@@ -172,6 +171,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core.subproc import run as run_command
     from envdoctor.sources.baseline import SCHEMA as BASELINE_SCHEMA
     from envdoctor.sources.baseline import Baseline, BaselineError, load_baseline, load_lock, write_baseline
+    from envdoctor.sources.readers import PasteWriter, reader
 
 __all__ = [
     "BASELINE_SCHEMA",

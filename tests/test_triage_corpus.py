@@ -58,7 +58,6 @@ def test_test_split_score_does_not_regress():
     assert hits >= _pinned_test_hits(), (hits, total)
 
 
-
 def test_an_error_wrapped_over_two_lines_is_still_recognised():
     # flash-attention#950 as pasted: the editor broke "undefined symbol" over two lines
     from envdoctor.core.triage import triage

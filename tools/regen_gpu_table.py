@@ -27,7 +27,9 @@ URLS = ("https://developer.nvidia.com/cuda-gpus", "https://developer.nvidia.com/
 
 CC = r"(\d{1,2}\.\d)"
 # a table row of the page: <td>name</td> <td>cc</td> (tags inside the cells removed first)
-HTML_ROW = re.compile(r"<tr[^>]{0,200}>\s{0,20}<t[dh][^>]{0,200}>([^<]{1,120})</t[dh]>\s{0,20}<t[dh][^>]{0,200}>\s{0,20}" + CC + r"\s{0,20}</t[dh]>", re.I)
+HTML_ROW = re.compile(
+    r"<tr[^>]{0,200}>\s{0,20}<t[dh][^>]{0,200}>([^<]{1,120})</t[dh]>\s{0,20}<t[dh][^>]{0,200}>\s{0,20}" + CC + r"\s{0,20}</t[dh]>", re.I
+)
 INNER_TAG = re.compile(r"<(?!/?t[dhr]\b)[^<>]{0,200}>", re.I)
 TEXT_ROW = re.compile(r"^\s{0,4}\|?\s{0,4}([A-Za-z][^\t|]{1,120}?)\s{0,4}(?:\t|\|)[\s|]{0,6}" + CC + r"\s{0,4}\|?\s*$")
 SECTION = re.compile(r"^\s{0,4}(?:#{1,4}\s{0,2})?((?:CUDA-Enabled |NVIDIA )?[A-Z][\w &/-]{2,80}(?:Products|GPUs))\s*$")
@@ -62,7 +64,7 @@ def build(named_texts: list[tuple[str, str]]) -> dict:
         "sources": [s for s, _ in named_texts],
         "matching": "envdoctor_checks._release_data.gpu_info: the normalised name, without vendor words and memory/form-factor "
         "suffixes, looked up exactly; then the family patterns of gpu_cc.json",
-        "products": sorted(products.values(), key=lambda p: (p["name"].lower())),
+        "products": sorted(products.values(), key=lambda p: p["name"].lower()),
     }
 
 

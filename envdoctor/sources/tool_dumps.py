@@ -22,17 +22,23 @@ from envdoctor.sources.readers import PasteWriter, reader
 
 VERSION = r"v?(\d{1,4}(?:\.[0-9A-Za-z]{1,20}){1,4}(?:\+[0-9A-Za-z.]{1,40})?)"
 HF_LINE = re.compile(
-    r"^\s{0,8}[-*]\s{1,4}`?([A-Za-z][\w .-]{0,40}?)`?\s{1,4}version(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,4}:\s{0,4}" + VERSION + r"(?:\s{0,4}\((\w{1,10})\))?"
+    r"^\s{0,8}[-*]\s{1,4}`?([A-Za-z][\w .-]{0,40}?)`?\s{1,4}version(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,4}:\s{0,4}"
+    + VERSION
+    + r"(?:\s{0,4}\((\w{1,10})\))?"
 )
 HF_GPU = re.compile(r"^\s{0,8}[-*]\s{1,4}GPU type\s{0,4}:\s{0,4}(\S.{0,120})$")
 SGLANG_GPU = re.compile(r"^\s{0,4}GPU ([\d,]{1,40}):\s{0,4}(\S.{0,120})$")
 SGLANG_CC = re.compile(r"^\s{0,4}GPU ([\d,]{1,40}) Compute Capability:\s{0,4}(\d{1,2}\.\d)\s*$")
-SGLANG_KV = re.compile(r"^\s{0,4}(PyTorch|sglang|sgl_kernel|flashinfer|flashinfer_python|triton|transformers|vllm|xformers|numpy):\s{0,4}" + VERSION)
+SGLANG_KV = re.compile(
+    r"^\s{0,4}(PyTorch|sglang|sgl_kernel|flashinfer|flashinfer_python|triton|transformers|vllm|xformers|numpy):\s{0,4}" + VERSION
+)
 SGLANG_DRIVER = re.compile(r"^\s{0,4}CUDA Driver Version:\s{0,4}(\d{2,4}(?:\.\d{1,3}){1,2})\s*$")
 NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2}), V(\d{1,2}\.\d{1,2}\.\d{1,4})")
 PIP_SHOW_NAME = re.compile(r"^\s{0,4}Name:\s{0,4}([A-Za-z0-9][A-Za-z0-9._-]{0,80})\s*$")
 PIP_SHOW_VERSION = re.compile(r"^\s{0,4}Version:\s{0,4}" + VERSION + r"\s*$")
-PROSE_PACKAGES = "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
+PROSE_PACKAGES = (
+    "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
+)
 PROSE_VERSION = re.compile(
     r"(?:^|[\s`(\[,;])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,3}(?:===?|=|:|：|\s)\s{0,3}"
     r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",
@@ -40,7 +46,10 @@ PROSE_VERSION = re.compile(
 )
 CUDATOOLKIT = re.compile(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
 PROSE_DRIVER = re.compile(r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?\s{0,2}[:=：]?\s{0,2}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
-PROSE_GPU = re.compile(r"\bGPU(?:\s{0,2}model)?\s{0,2}[:：]\s{0,2}((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}[A-Za-z0-9 -]{0,30})", re.I)
+PROSE_GPU = re.compile(
+    r"\bGPU(?:\s{0,2}model)?\s{0,2}[:：]\s{0,2}((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}[A-Za-z0-9 -]{0,30})",
+    re.I,
+)
 
 HF_NAMES = {"pytorch": "torch", "transformers": "transformers", "accelerate": "accelerate", "python": "python"}
 
@@ -159,5 +168,21 @@ def read_prose(lines: list[str], out: PasteWriter) -> None:
         if len(line) > 400:
             continue
         low = line.lower()
-        if any(w in low for w in ("torch", "triton", "xformers", "flash", "vllm", "transformers", "numpy", "driver", "gpu", "cudatoolkit", "deepspeed", "bitsandbytes")):
+        if any(
+            w in low
+            for w in (
+                "torch",
+                "triton",
+                "xformers",
+                "flash",
+                "vllm",
+                "transformers",
+                "numpy",
+                "driver",
+                "gpu",
+                "cudatoolkit",
+                "deepspeed",
+                "bitsandbytes",
+            )
+        ):
             _prose_line(line, out)
