@@ -396,3 +396,30 @@ def compute_capability(gpu_name: str | None) -> tuple[int, int] | None:
     """``"NVIDIA H100 80GB HBM3"`` -> (9, 0); None when the name is not in the table."""
     info = gpu_info(gpu_name)
     return info.cc if info else None
+
+
+# ---- ROCm builds: the gfx targets a torch+rocm wheel carries -------------------------------
+
+ROCM_FILE = "rocm_arches.json"
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+def rocm_gfx_targets(torch_version: str | None, rocm: str | None = None) -> tuple[str, ...] | None:
+    """PYTORCH_ROCM_ARCH of the official ``torch==X+rocmY`` wheel, e.g. ("gfx900", ..., "gfx942");
+    None for a release the table does not record. ``rocm`` defaults to the local tag's."""
+    if not torch_version:
+        return None
+    base, _, local = str(torch_version).partition("+")
+    mm = ".".join(base.split(".")[:2])
+    rocm = rocm or (local[4:] if local.startswith("rocm") else "")
+    for row in load_json(ROCM_FILE)["releases"]:
+        if mm in row["torch"]:
+            gfx = list(row["gfx"])
+            for since, more in row["from_rocm"].items():
+                if rocm and _version_tuple(rocm) >= _version_tuple(since):
+                    gfx += more
+            return tuple(gfx)
+    return None

@@ -82,3 +82,22 @@ def test_the_shipped_table_is_what_the_script_makes_of_its_entries():
     data = rd.load_json(rd.PRODUCTS_FILE)
     assert len(data["products"]) > 200
     assert all(p["name"] and p["cc"] and p["source"] for p in data["products"])
+
+
+@pytest.mark.parametrize(
+    ("torch", "rocm", "has", "lacks"),
+    [
+        ("2.0.1+rocm5.4.2", None, "gfx1030", "gfx1100"),
+        ("1.13.1+rocm5.2", None, "gfx90a", "gfx942"),
+        ("2.2.2+rocm5.7", None, "gfx1100", "gfx942"),
+        ("2.4.1+rocm6.1", None, "gfx942", "gfx1031"),
+        ("2.3.1", "5.7", "gfx1100", "gfx942"),
+    ],
+)
+def test_rocm_wheels_gfx_targets(torch, rocm, has, lacks):
+    gfx = rd.rocm_gfx_targets(torch, rocm)
+    assert has in gfx and lacks not in gfx
+
+
+def test_rocm_releases_not_recorded_are_unknown():
+    assert rd.rocm_gfx_targets("2.9.0+rocm6.4") is None and rd.rocm_gfx_targets(None) is None
