@@ -33,7 +33,7 @@ def _pinned_test_hits() -> int:
 def test_the_corpus_is_real_threads_with_their_facts():
     rows = list(scorer.cases("dev")) + list(scorer.cases("test"))
     urls = [r["url"] for r in rows]
-    assert len(rows) >= 170 and len(set(urls)) == len(urls)
+    assert len(rows) >= 200 and len(set(urls)) == len(urls)
     assert len({r["cause_id"] for r in rows}) >= 30
     for r in rows:
         assert r["url"].startswith("https://github.com/") and r["paste"] and r["cause"]
