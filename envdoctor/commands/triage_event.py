@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from envdoctor.commands.output import emit, writable_target, write
+from envdoctor.commands.triage import deliver, prepare
 from envdoctor.core.exitcode import ExitCode
 
 MARKER = "<!-- envdoctor-triage -->"
@@ -109,20 +109,8 @@ def reply(event: dict[str, Any], reg=None) -> tuple[str, bool]:
 def triage_event_cmd(event_file, output) -> None:
     """The Markdown reply to a GitHub issues event payload ($GITHUB_EVENT_PATH): the likely
     cause with a hidden marker, or nothing when the issue shows nothing to read."""
-    if output:
-        writable_target(output)
-    try:
-        event = load_event(event_file)
-    except EventError as e:
-        click.echo(f"envdoctor triage-event: {e}", err=True)
-        raise SystemExit(ExitCode.USAGE) from None
+    event = prepare(output, "triage-event", load_event, event_file, EventError)
     answer, found = reply(event)
     if answer:
-        if output:
-            write(output, answer)
-        else:
-            problem = emit(answer)
-            if problem:
-                click.echo(f"envdoctor triage-event: {problem}", err=True)
-                raise SystemExit(ExitCode.USAGE)
+        deliver(answer, output, "triage-event")
     raise SystemExit(ExitCode.FAILED if found else ExitCode.OK)
