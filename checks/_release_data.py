@@ -33,6 +33,7 @@ from packaging.version import InvalidVersion, Version
 DATA_DIR = "data"
 TORCH_FILE = "torch_releases.json"
 GPU_FILE = "gpu_cc.json"
+PRODUCTS_FILE = "gpu_products.json"  # NVIDIA's product list, written by tools/regen_gpu_table.py
 
 
 # ---- loading ---------------------------------------------------------------------------------
@@ -348,11 +349,42 @@ def _gpu_table() -> tuple[tuple[tuple[re.Pattern, ...], GpuInfo], ...]:
     return tuple(rows)
 
 
+# Words that name the vendor or the line, not the part; and what follows a part's name in
+# nvidia-smi, NVML and hand-written names (memory size, form factor, laptop variants).
+_VENDOR_WORDS = frozenset({"NVIDIA", "GEFORCE", "TESLA", "QUADRO"})
+_SUFFIX_WORDS = frozenset({"LAPTOP", "GPU", "MAX", "Q", "WITH", "DESIGN", "MOBILE", "NOTEBOOK", "PCIE", "OEM", "DEDICATED"})
+_SUFFIX_TOKEN = re.compile(r"^(?:\d{1,3}GB?|SXM\d?|HBM\d?E?|NVL|\d{1,3}G)$")
+
+
+def product_key(name: str) -> str:
+    """The part's name as the product table keys it: ``"NVIDIA GeForce RTX 3080 Ti Laptop GPU"``
+    -> ``"RTX 3080 TI"``, ``"Tesla V100-SXM2-32GB"`` -> ``"V100"``, ``"Quadro RTX 5000 16GB"`` ->
+    ``"RTX 5000"``."""
+    words = [w for w in normalize_gpu_name(name).split(" ") if w and w not in _VENDOR_WORDS]
+    while words and (words[-1] in _SUFFIX_WORDS or _SUFFIX_TOKEN.match(words[-1])):
+        words.pop()
+    return " ".join(words)
+
+
+@cache
+def _products() -> Mapping[str, GpuInfo]:
+    """NVIDIA's product list (tools/regen_gpu_table.py writes it from the CUDA GPUs pages)."""
+    out: dict[str, GpuInfo] = {}
+    for row in load_json(PRODUCTS_FILE)["products"]:
+        major, minor = (int(x) for x in row["cc"].split("."))
+        out.setdefault(product_key(row["name"]), GpuInfo(row["name"], (major, minor), row.get("section", ""), (row["source"],), None))
+    return out
+
+
 @lru_cache(maxsize=256)
 def gpu_info(gpu_name: str | None) -> GpuInfo | None:
-    """The first table entry whose pattern matches the normalised name (nvidia-smi/NVML names)."""
+    """The product listed under exactly this name (laptop, workstation and data-centre parts by
+    their product names); else the first family pattern matching the normalised name."""
     if not gpu_name or not str(gpu_name).strip():
         return None
+    listed = _products().get(product_key(gpu_name))
+    if listed:
+        return listed
     key = normalize_gpu_name(gpu_name)
     for patterns, info in _gpu_table():
         if any(p.search(key) for p in patterns):
@@ -364,3 +396,30 @@ def compute_capability(gpu_name: str | None) -> tuple[int, int] | None:
     """``"NVIDIA H100 80GB HBM3"`` -> (9, 0); None when the name is not in the table."""
     info = gpu_info(gpu_name)
     return info.cc if info else None
+
+
+# ---- ROCm builds: the gfx targets a torch+rocm wheel carries -------------------------------
+
+ROCM_FILE = "rocm_arches.json"
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+def rocm_gfx_targets(torch_version: str | None, rocm: str | None = None) -> tuple[str, ...] | None:
+    """PYTORCH_ROCM_ARCH of the official ``torch==X+rocmY`` wheel, e.g. ("gfx900", ..., "gfx942");
+    None for a release the table does not record. ``rocm`` defaults to the local tag's."""
+    if not torch_version:
+        return None
+    base, _, local = str(torch_version).partition("+")
+    mm = ".".join(base.split(".")[:2])
+    rocm = rocm or (local[4:] if local.startswith("rocm") else "")
+    for row in load_json(ROCM_FILE)["releases"]:
+        if mm in row["torch"]:
+            gfx = list(row["gfx"])
+            for since, more in row["from_rocm"].items():
+                if rocm and _version_tuple(rocm) >= _version_tuple(since):
+                    gfx += more
+            return tuple(gfx)
+    return None

@@ -32,7 +32,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "triton.missing_module",
-        r"No module named '(?P<name>triton\.[\w.]+)'",
+        r"No module named '(?P<name>triton\. ?[\w.]+)'",
         "the installed Triton is older or newer than this torch expects ({name} does not exist in it)",
         "triton_torch_mismatch",
         "triton.torch_pin",
@@ -41,7 +41,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "triton.pip_conflict",
-        r"torch (?P<torch>[\w.+]+) requires (?P<pin>(?:pytorch-)?triton==[\w.+]+)[^,\n]*, but you have (?P<have>(?:pytorch-)?triton [\w.+]+)",
+        r"torch (?P<torch>[\w.+]+) requires (?P<pin>(?:pytorch-)?triton==[\w.+]+)[^,]{0,300},\s{1,10}but you have (?P<have>(?:pytorch-)?triton [\w.+]+)",
         "pip reports torch {torch} needs {pin} but {have} is installed",
         "triton_torch_mismatch",
         "triton.torch_pin",
@@ -78,7 +78,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "triton.ptxas_arch",
-        r"ptxas fatal\s*: Value '(?P<arch>sm_\w+)' is not defined for option 'gpu-name'",
+        r"ptxas[\w-]{0,20} fatal\s*: Value '(?P<arch>sm_\w+)' is not defined for option 'gpu-name'",
         "Triton's bundled ptxas does not know the GPU's architecture {arch}: this Triton is older than the GPU",
         "ptxas_arch_unsupported",
         "triton.ptxas",
@@ -121,6 +121,15 @@ SIGNATURES: tuple[Signature, ...] = (
         "triton.cache_dir",
         "Point Triton at a writable directory: export TRITON_CACHE_DIR=/tmp/triton-cache (in an image: ENV TRITON_CACHE_DIR=/tmp/triton-cache)",
     ),
+    _S(
+        "triton.cc_cmd",
+        r"Failed to compile\. cc_cmd",
+        "Triton could not run the C compiler it found (CC names a compiler that is missing or broken)",
+        "no_c_compiler",
+        "triton.c_compiler",
+        "Unset CC or point it at a working compiler (on Windows the cl.exe of an installed MSVC, or let triton-windows use its bundled TinyCC)",
+        ask="the value of CC and how the compiler was installed",
+    ),
     # --- compilers and headers -------------------------------------------------------------
     _S(
         "toolchain.python_h",
@@ -155,7 +164,44 @@ SIGNATURES: tuple[Signature, ...] = (
         "compile.inductor_cache",
         "Set the user name and caches explicitly: export USER=app LOGNAME=app TORCHINDUCTOR_CACHE_DIR=/tmp/inductor TRITON_CACHE_DIR=/tmp/triton",
     ),
+    _S(
+        "compile.getuser_keyerror",
+        r"getpwuid\(\)[^\n]{0,80}KeyError|KeyError[^\n]{0,40}getpwuid",
+        "the process runs as a UID with no passwd entry: getpass.getuser() raises KeyError where Inductor names its cache directory",
+        "getuser_fails",
+        "compile.inductor_cache",
+        "Set the user name and caches explicitly: export USER=app LOGNAME=app TORCHINDUCTOR_CACHE_DIR=/tmp/inductor TRITON_CACHE_DIR=/tmp/triton",
+    ),
     # --- compiled extensions and CUDA libraries --------------------------------------------
+    _S(
+        "torch.cudnn_incompatible",
+        r"cuDNN version incompatibility: PyTorch was compiled\s+against (?P<want>\([\d, ]+\)) but (?:found runtime|linked against) (?:version )?(?P<have>\([\d, ]+\))",
+        "a cuDNN {have} other than the one torch was built with {want} is loaded first (a system cuDNN on LD_LIBRARY_PATH)",
+        "system_lib_shadows_wheel",
+        "torch.nvidia_wheel_pins",
+        "Remove the system CUDA/cuDNN directories from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH) so torch loads the libraries it ships",
+        ask="`echo $LD_LIBRARY_PATH` and `pip list | grep nvidia`",
+    ),
+    _S(
+        "torch.system_cuda_lib_shadows",
+        r"(?P<lib>lib(?:cudnn\w*|cublas\w*|cusparse|nvJitLink|nccl|cufft|cusolver)[\w.]*) => (?P<path>/(?:usr/local/cuda|opt/conda/lib|usr/lib)[\w./-]*)"
+        r"|(?P<path2>/usr/local/cuda[\w.-]*/(?:lib64|targets)/[\w./-]*lib(?:cudnn|cublas|cusparse|nvJitLink|nccl)[\w.]*): undefined symbol",
+        "a CUDA library from a system toolkit ({path}{path2}) is loaded instead of the one torch's nvidia-* wheels ship: LD_LIBRARY_PATH puts the toolkit first",
+        "system_lib_shadows_wheel",
+        "torch.nvidia_wheel_pins",
+        "Remove the CUDA toolkit directories from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH) so torch's own CUDA libraries load",
+        ask="`echo $LD_LIBRARY_PATH` and `ldd` of the library that fails",
+    ),
+    _S(
+        "torch.torchaudio_symbol",
+        r"(?:torchaudio[/\\][\w/\\.-]*|_torch_sox[\w.-]*)\.(?:so|pyd)[^\n]{0,300}?undefined symbol"
+        r"|Detected that PyTorch and TorchAudio were compiled with different CUDA versions",
+        "torchaudio's compiled library was built for another torch (release or CUDA variant) than the one installed",
+        "torchaudio_torch_mismatch",
+        "torch.extension_abi",
+        "Install the torchaudio release that pairs with this torch, from the same index: pip install --force-reinstall torch==<your torch> torchaudio",
+        ask="`pip list | grep -E 'torch|torchaudio'`",
+    ),
     _S(
         "torch.nvidia_lib_symbol",
         r"(?P<lib>lib(?:cusparse|cublas\w*|cudnn\w*|nccl|nvJitLink|cufft|curand|cusolver)[\w.]*)[^\n]*undefined symbol: (?P<symbol>\S+)",
@@ -185,7 +231,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.extension_built_for_other_torch",
-        r"built for:?\s*PyTorch (?P<want>\S+) with CUDA (?P<cuda>\S+) \(you have (?P<have>\S+)\)",
+        r"(?:built for:?\s*)?PyTorch (?P<want>\S+)(?: with CUDA (?P<cuda>\S+))? \(you have (?P<have>\S+)\)",
         "the extension was built for torch {want} but torch {have} is installed",
         "extension_abi_mismatch",
         "torch.extension_abi",
@@ -207,6 +253,82 @@ SIGNATURES: tuple[Signature, ...] = (
         "torchvision_torch_mismatch",
         "torch.extension_abi",
         "Install the torchvision that matches torch (the same release line): pip install --force-reinstall torch==<your torch> torchvision",
+    ),
+    _S(
+        "torch.windows_dll",
+        r"\[WinError 126\][^\n]{0,400}?Error loading \"[^\"\n]{0,300}\.dll\" or one of its dependencies|Error loading \"[^\"\n]{0,300}(?:fbgemm|c10|torch_cpu|torch_python|shm)\.dll\""
+        r"|\[WinError 126\] The specified module could not be found",
+        "a DLL torch loads on Windows, or one of its dependencies (the MSVC runtime, libomp), is missing",
+        "windows_dll_dependency_missing",
+        "torch.importable",
+        "Install the latest Microsoft Visual C++ Redistributable (x64); for torch 2.4 on Windows the missing dependency was libomp140.x86_64.dll, "
+        "fixed in later releases: upgrade torch",
+        ask="the torch version and `python -VV` (and whether the VC++ redistributable is installed)",
+    ),
+    _S(
+        "torch.cublas_path",
+        r"(?P<lib>lib\w+)\.so\.\*\[0-9\] not found in the system path",
+        "{lib} from the nvidia-* wheels torch depends on is not installed (an installer that skipped torch's CUDA dependencies)",
+        "nvidia_lib_missing",
+        "torch.importable",
+        "Reinstall torch with its dependencies (no --no-deps): pip install --force-reinstall torch==<your torch>; avoid torch 2.0.1/2.1.0 with poetry",
+        ask="`pip list | grep -i -E 'torch|nvidia'` and how torch was installed",
+    ),
+    _S(
+        "wsl.libcuda",
+        r"/usr/lib/wsl/lib/libcuda\.so\.1 is not a symbolic link|Failed to dlopen libcuda\.so|libcuda\.so(?:\.1)?: cannot open shared object file",
+        "the CUDA driver library libcuda.so is not found through the loader's search path (on WSL it lives in /usr/lib/wsl/lib)",
+        "libcuda_not_found",
+        "triton.libcuda",
+        "Refresh the loader cache (sudo ldconfig; on WSL recreate libcuda.so.1 and libcuda.so as links to libcuda.so.1.1 in /usr/lib/wsl/lib), "
+        "or export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH",
+        ask="`ldconfig -p | grep libcuda` and `ls -l /usr/lib/wsl/lib/libcuda*`",
+    ),
+    _S(
+        "system.libstdcxx",
+        r"libstdc\+\+\.so\.6: version `?(?P<want>GLIBCXX_[\d.]+)'? not found",
+        "the libstdc++ loaded first is older than a binary needs ({want}): a system or conda libstdc++ shadows a newer one",
+        "libstdcxx_too_old",
+        "system.os",
+        "Load the newer libstdc++: in conda install it into the environment (conda install -c conda-forge libstdcxx-ng) and check that "
+        "$CONDA_PREFIX/lib/libstdc++.so.6 exists; outside conda, upgrade the OS's libstdc++",
+        ask="`strings $(g++ -print-file-name=libstdc++.so.6) | grep GLIBCXX | tail -3` and whether this runs in conda",
+    ),
+    _S(
+        "build.toolkit_mismatch",
+        r"The detected CUDA version \((?P<have>[\d.]+)\) mismatches the version that was used to compile\s+PyTorch \((?P<torch>[\d.]+)\)",
+        "the CUDA toolkit (nvcc {have}) that builds the extension differs from the CUDA torch was built with ({torch})",
+        "toolkit_torch_cuda_mismatch",
+        "toolchain.nvcc",
+        "Build with a toolkit of torch's CUDA major.minor (point CUDA_HOME at it), or install the torch build for CUDA {have}",
+        ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+    ),
+    _S(
+        "build.cuda_home_missing",
+        r"CUDA_HOME does not exist, unable to compile CUDA op|MissingCUDAException",
+        "no CUDA toolkit (nvcc) was found to compile CUDA ops: CUDA_HOME is unset and no toolkit is installed",
+        "cuda_toolkit_missing",
+        "toolchain.nvcc",
+        "Install a CUDA toolkit matching torch's CUDA and export CUDA_HOME=/usr/local/cuda-<X.Y>, or install a prebuilt wheel that needs no compilation",
+        ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+    ),
+    _S(
+        "build.nvcc_arch",
+        r"nvcc fatal\s*: Unsupported gpu architecture '(?P<arch>compute_\w+)'",
+        "the nvcc used for the build does not know {arch}: the CUDA toolkit is too old for that GPU, or too new for an arch it dropped",
+        "nvcc_arch_unsupported",
+        "toolchain.nvcc",
+        "Use a CUDA toolkit that supports {arch} (new GPUs need a newer toolkit; CUDA 12 dropped compute_35/37), or drop it from TORCH_CUDA_ARCH_LIST",
+        ask="`nvcc --version` and the value of TORCH_CUDA_ARCH_LIST",
+    ),
+    _S(
+        "build.unknown_arch",
+        r"Unknown CUDA arch \((?P<arch>[^)\n]{1,40})\) or GPU not supported",
+        "the torch building the extension predates CUDA arch {arch} (its cpp_extension does not know it), or TORCH_CUDA_ARCH_LIST names it",
+        "extension_arch_unknown_to_torch",
+        "torch.arch_support",
+        "Build against a torch (and CUDA toolkit) released after the GPU, or set TORCH_CUDA_ARCH_LIST to arches this torch knows",
+        ask="the torch version and the value of TORCH_CUDA_ARCH_LIST",
     ),
     _S(
         "torch.cuda_lib_missing",
@@ -243,6 +365,115 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="`pip list | grep -i -E 'numpy|torch'`",
     ),
     # --- driver and GPU --------------------------------------------------------------------
+    _S(
+        "gpu.below_required_cc",
+        r"FlashAttention only supports Ampere GPUs or newer|FlashInfer requires GPUs with sm75 or higher"
+        r"|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|GPUs with compute capability below 7\.0 are not supported",
+        "the GPU's compute capability is below what this kernel needs ({0})",
+        "gpu_below_required_cc",
+        "nvidia.gpus",
+        "Run on a GPU of the required compute capability, or avoid the kernel: float16 instead of bfloat16 below 8.0 (--dtype=half), "
+        "attn_implementation='sdpa' instead of FlashAttention 2 on Turing/Volta",
+        ignore_case=True,
+        ask="`nvidia-smi` (the GPU model)",
+    ),
+    _S(
+        "torch.gpu_too_old",
+        r"Found GPU ?%?\w* ?(?P<gpu>[^\n]{0,80}?) which is of cuda capability (?P<cc>[\d.%d]+)[\s\S]{0,80}?PyTorch no longer supports this GPU because it is too old"
+        r"|PyTorch no longer supports this GPU because it is too old",
+        "the GPU {gpu} (compute capability {cc}) is older than the oldest architecture this torch build carries",
+        "arch_not_in_torch_build",
+        "torch.arch_support",
+        "Use an older torch release that still supports this GPU, build torch from source for it, or use a newer GPU",
+        ask="`nvidia-smi` and the torch version",
+    ),
+    _S(
+        "torch.supported_archs",
+        r"The current PyTorch install supports CUDA capabilities (?P<archs>sm_\d+(?: sm_\d+| compute_\d+){0,20})",
+        "the GPU's architecture is not among those this torch build carries ({archs})",
+        "arch_not_in_torch_build",
+        "torch.arch_support",
+        "Install a torch build whose arch list includes the GPU (a newer CUDA build for new GPUs, an older torch for old GPUs)",
+        ask="`nvidia-smi` (the GPU) and the torch version",
+    ),
+    _S(
+        "rocm.no_code_object",
+        r"hipErrorNoBinaryForGpu|HIP error: invalid device function|TensileLibrary(?:_\w+)?\.dat[^\n]{0,80}(?:not found|No such file|Illegal seek)"
+        r"|Cannot read [^\n]{0,200}TensileLibrary\.dat|HSA_STATUS_ERROR_INVALID_ISA",
+        "the ROCm build has no code objects for this AMD GPU's gfx target (the GPU is not among the targets ROCm/torch were built for)",
+        "rocm_gfx_unsupported",
+        "torch.arch_support",
+        "Use a GPU ROCm supports, or make it report a supported target of the same family: export HSA_OVERRIDE_GFX_VERSION=10.3.0 (RDNA2), "
+        "11.0.0 (RDNA3); or install a torch/ROCm build that includes the gfx target",
+        ask="`rocminfo | grep gfx` and `python -c 'import torch; print(torch.__version__, torch.version.hip)'`",
+    ),
+    _S(
+        "docker.no_gpu_runtime",
+        r"could not select device driver \"[^\"\n]{0,40}\" with capabilities: \[\[gpu\]\]|The NVIDIA Driver was not detected\.\s+GPU functionality will not be available",
+        "the container was started without the NVIDIA runtime (the NVIDIA Container Toolkit is not installed or docker is not configured for it)",
+        "container_toolkit_missing",
+        "nvidia.driver",
+        "Install the NVIDIA Container Toolkit, run sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker, "
+        "and start the container with --gpus all",
+        ask="`nvidia-smi` on the host and `docker info | grep -i runtime`",
+    ),
+    _S(
+        "docker.nvml_unknown",
+        r"Failed to initialize NVML: Unknown Error",
+        "the container lost access to the GPU device nodes (systemd reloaded the cgroup device rules after the container started)",
+        "container_lost_gpu_access",
+        "nvidia.driver",
+        "Restart the container; to prevent it, use the cgroupfs cgroup driver or CDI device injection (nvidia-ctk cdi generate), "
+        "per the NVIDIA Container Toolkit notice",
+        ask="`docker info | grep -i cgroup` and whether `systemctl daemon-reload` ran",
+    ),
+    _S(
+        "nccl.shm_permission",
+        r"shm_open failed\s*:\s*Permission denied",
+        "NCCL cannot create its shared-memory segments: /dev/shm is not writable by this user",
+        "shm_not_writable",
+        "system.shm",
+        "Make /dev/shm writable (mode 1777) for the user running the job",
+    ),
+    _S(
+        "nccl.shm_segment",
+        r"Error while creating shared memory segment|Call to posix_fallocate failed|ncclShmOpen",
+        "NCCL cannot allocate its shared-memory segment in /dev/shm (Docker's default /dev/shm is 64 MiB)",
+        "shm_too_small",
+        "system.shm",
+        "Give the container more shared memory: docker run --shm-size=16g or --ipc=host (Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
+        ask="`df -h /dev/shm` inside the container",
+    ),
+    _S(
+        "nccl.p2p",
+        r"CANNOT Access Peer Device",
+        "GPU peer-to-peer access is blocked (IOMMU or PCIe ACS), which makes NCCL hang or fail",
+        "p2p_blocked_by_iommu_acs",
+        "nvidia.p2p_consumer",
+        "Disable PCIe ACS / VT-d (or boot with iommu=pt); as a workaround export NCCL_P2P_DISABLE=1",
+        ask="`nvidia-smi topo -m` and `sudo lspci -vvv | grep ACSCtl`",
+    ),
+    _S(
+        "nccl.p2p_workaround",
+        r"(?:work\w{0,4}|fix\w{0,4}|solv\w{0,3}|resolv\w{0,3}|workaround)[^\n]{0,80}NCCL_P2P_DISABLE\s{0,2}=\s{0,2}1"
+        r"|NCCL_P2P_DISABLE\s{0,2}=\s{0,2}1[^\n]{0,60}(?:work\w{0,4}|fix\w{0,4}|solv\w{0,3}|help\w{0,3})"
+        r"|(?:ncclAllReduce|AllReduce|all_reduce\w{0,10})[^\n]{0,40}(?:hangs?|deadlocks?|freezes?|stuck)\b",
+        "collectives hang until GPU peer-to-peer is disabled: P2P between the GPUs is blocked (PCIe ACS or the IOMMU) ({0})",
+        "p2p_blocked_by_iommu_acs",
+        "nvidia.p2p_consumer",
+        "Disable PCIe ACS / VT-d in the BIOS or boot with iommu=pt (NCCL's troubleshooting guide, 'PCI Access Control Services'); "
+        "NCCL_P2P_DISABLE=1 only works around it, at reduced speed",
+        ignore_case=True,
+        ask="`nvidia-smi topo -m`, `sudo lspci -vvv | grep ACSCtl` and the output with NCCL_DEBUG=INFO",
+    ),
+    _S(
+        "compile.dynamo_python",
+        r"Dynamo is not supported on Python (?P<py>3\.\d+)\+?",
+        "this torch's torch.compile (Dynamo) does not support Python {py}",
+        "python_too_new_for_dynamo",
+        "compile.python_version",
+        "Use a Python the torch release supports for torch.compile (3.12 needs torch >= 2.4, 3.13 needs >= 2.6), or upgrade torch",
+    ),
     _S(
         "torch.driver_too_old",
         r"The NVIDIA driver on your system is too old(?: \(found version (?P<found>\d+)\))?",
@@ -354,6 +585,24 @@ SIGNATURES: tuple[Signature, ...] = (
         "python_too_new_for_dynamo",
         "compile.python_version",
         "Use a Python the torch release supports for torch.compile, or upgrade torch",
+    ),
+    _S(
+        "torch.no_cuda_gpus",
+        r"No CUDA GPUs are available",
+        "CUDA sees no GPU: most often CUDA_VISIBLE_DEVICES names a GPU index that does not exist here (or is empty)",
+        "cuda_visible_devices",
+        "nvidia.cuda_visible_devices",
+        "Check CUDA_VISIBLE_DEVICES (set in the shell, a launch script or os.environ in the code): it must list existing GPU indices, e.g. 0",
+        ask="`echo $CUDA_VISIBLE_DEVICES`, `nvidia-smi -L` and where the script sets CUDA_VISIBLE_DEVICES",
+    ),
+    _S(
+        "nccl.system_error",
+        r"unhandled system error|ncclSystemError",
+        "NCCL failed on a system call; in containers this is most often too little shared memory (/dev/shm)",
+        "shm_too_small",
+        "system.shm",
+        "Run with NCCL_DEBUG=INFO to see the failing call; in Docker give more /dev/shm (--shm-size=16g or --ipc=host)",
+        ask="the output with NCCL_DEBUG=INFO and `df -h /dev/shm`",
     ),
     # --- generic, last ---------------------------------------------------------------------
     _S(

@@ -18,6 +18,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   ``--python``'s interpreter): :func:`installed_distributions`, :func:`python_facts`;
   a distribution's name as pip compares it: :func:`canonical_name`
 - secrets: :func:`is_secret_key`, :data:`REDACTED`
+- paste readers (triage): :func:`reader` registers `fn(lines, writer)` (:class:`PasteWriter`); the
+  entry-point group ``envdoctor.readers`` does the same for installed plugins
 - error signatures (known error texts -> cause, check, fix): :class:`Signature`,
   :class:`Finding`, :func:`find_signatures`, :func:`best_signature`; a module-level
   ``SIGNATURES`` tuple in a plugin module extends the catalog
@@ -92,6 +94,8 @@ _LAZY = {
     "is_secret_key": ("envdoctor.core.redact", "is_secret_key"),
     "Finding": ("envdoctor.core.signatures", "Finding"),
     "Signature": ("envdoctor.core.signatures", "Signature"),
+    "reader": ("envdoctor.sources.readers", "reader"),
+    "PasteWriter": ("envdoctor.sources.readers", "PasteWriter"),
     "best_signature": ("envdoctor.core.signatures", "best"),
     "find_signatures": ("envdoctor.core.signatures", "find"),
     **{
@@ -167,6 +171,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core.subproc import run as run_command
     from envdoctor.sources.baseline import SCHEMA as BASELINE_SCHEMA
     from envdoctor.sources.baseline import Baseline, BaselineError, load_baseline, load_lock, write_baseline
+    from envdoctor.sources.readers import PasteWriter, reader
 
 __all__ = [
     "BASELINE_SCHEMA",
@@ -193,6 +198,8 @@ __all__ = [
     "PythonInfo",
     "Result",
     "Signature",
+    "reader",
+    "PasteWriter",
     "Skip",
     "Stack",
     "Status",

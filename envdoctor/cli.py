@@ -35,6 +35,11 @@ COMMANDS = {
         "baseline_cmd",
         "Record this environment into FILE, for `envdoctor check --baseline FILE` later.",
     ),
+    "triage-event": (
+        "envdoctor.commands.triage_event",
+        "triage_event_cmd",
+        "The Markdown reply to a GitHub issues event payload ($GITHUB_EVENT_PATH): the likely cause with a hidden marker, or nothing when the issue shows nothing to read.",
+    ),
     "triage": (
         "envdoctor.commands.triage",
         "triage_cmd",

@@ -71,20 +71,30 @@ def triage_cmd(file, fmt, output, checks_path) -> None:
     from envdoctor.reporters.triage import render
     from envdoctor.sources import read_paste
 
+    text = prepare(output, "triage", read_input, file, InputError)
+    result = triage(discover(tuple(checks_path)), read_paste(text), text)
+    answer = render(result, fmt, "standard input" if file == "-" else os.path.basename(file))
+    deliver(answer, output, "triage")
+    raise SystemExit(ExitCode.FAILED if result.found else ExitCode.OK)
+
+
+def prepare(output: str | None, command: str, load, arg: str, errors: type[Exception]):
+    """Check that ``output`` is writable, then ``load(arg)``; an ``errors`` exception is one line, exit 2."""
     if output:
         writable_target(output)
     try:
-        text = read_input(file)
-    except InputError as e:
-        click.echo(f"envdoctor triage: {e}", err=True)
+        return load(arg)
+    except errors as e:
+        click.echo(f"envdoctor {command}: {e}", err=True)
         raise SystemExit(ExitCode.USAGE) from None
-    result = triage(discover(tuple(checks_path)), read_paste(text), text)
-    answer = render(result, fmt, "standard input" if file == "-" else os.path.basename(file))
+
+
+def deliver(answer: str, output: str | None, command: str) -> None:
+    """The answer to ``output`` (a file) or stdout; a stdout that cannot take it is one line, exit 2."""
     if output:
         write(output, answer)
-    else:
-        problem = emit(answer)
-        if problem:
-            click.echo(f"envdoctor triage: {problem}", err=True)
-            raise SystemExit(ExitCode.USAGE)
-    raise SystemExit(ExitCode.FAILED if result.found else ExitCode.OK)
+        return
+    problem = emit(answer)
+    if problem:
+        click.echo(f"envdoctor {command}: {problem}", err=True)
+        raise SystemExit(ExitCode.USAGE)

@@ -155,6 +155,26 @@ def _search_text(text: str) -> str:
     return text[: MAX_SEARCH // 2] + "\n" + text[-MAX_SEARCH // 2 :]
 
 
+# A line break inside a sentence, as a reporter's editor or a terminal wraps it: the next line
+# goes on in lower case ("undefined\n symbol: _ZN3c10...", "cannot be run in\nNumPy 2").
+_WRAP = re.compile(r"(?<=[\w,:;'\"])[ \t]{0,4}\n[ \t]{0,8}(?=[a-z_(\[])")
+
+
+def _findings(text: str, signatures: Sequence[Signature]) -> list[Finding]:
+    """Every signature found in the paste as written, then those found only once wrapped lines
+    are joined again; catalog order (specific before generic) is kept."""
+    found = find(text, signatures)
+    have = {f.signature.id for f in found}
+    rest = [s for s in signatures if s.id not in have]
+    if rest and "\n" in text:
+        joined = _WRAP.sub(" ", text)
+        if joined != text:
+            found += find(joined, rest)
+            order = {s.id: i for i, s in enumerate(signatures)}
+            found.sort(key=lambda f: order[f.signature.id])
+    return found
+
+
 def _check_causes(signatures: Sequence[Signature]) -> dict[str, str]:
     """check id -> the catalog's cause category (the first signature naming that check)."""
     out: dict[str, str] = {}
@@ -253,7 +273,7 @@ def _ask_key(ask: str) -> str:
 def triage(reg: Registry, paste: Any, text: str) -> Triage:
     """Judge ``paste`` (an ``envdoctor.sources.Paste`` read from ``text``)."""
     rows, unjudged, check_asks = judge(reg, paste.facts, paste.unavailable)
-    findings = find(_search_text(text), reg.signatures)
+    findings = _findings(_search_text(text), reg.signatures)
     causes = rank_causes(findings, rows, reg, paste.evidence, paste.errors)
     asks = _asks(paste.missing, causes, check_asks, unjudged)
     seen = {k: v for k, v in paste.evidence.items()}

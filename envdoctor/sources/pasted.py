@@ -16,6 +16,7 @@ from envdoctor.sources._text import raw_lines, split_lines
 from envdoctor.sources.collect_env import read_collect_env
 from envdoctor.sources.errors import read_errors
 from envdoctor.sources.listings import read_listings
+from envdoctor.sources.readers import run_readers
 from envdoctor.sources.report import read_json_report, read_markdown_report
 from envdoctor.sources.smi import read_smi_q, read_smi_table
 
@@ -54,6 +55,7 @@ def _read_all(text: str, acc: Acc) -> None:
     read_collect_env(lines, acc)
     read_listings(lines, acc)
     read_errors(lines, acc)
+    run_readers(lines, acc)  # other tools' dumps and prose (envdoctor.sources.tool_dumps), then plugins'
     if "\r\n" in text or ":\\" in text:
         if ":\\" in text and any(s in text for s in ("C:\\", "site-packages\\", "\\AppData\\")):
             acc.note("Windows paste")

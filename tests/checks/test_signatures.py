@@ -33,6 +33,32 @@ REAL = {
     "torch.no_kernel_image": "RuntimeError: CUDA error: no kernel image is available for execution on the device",
     "toolchain.libgomp": "OSError: libgomp.so.1: cannot open shared object file: No such file or directory",
     "system.shm": "RuntimeError: DataLoader worker (pid 11011) is killed by signal: Bus error.",
+    # From the generalization corpus (tests/fixtures/triage_corpus), one thread each.
+    "nccl.shm_segment": "include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-250a7cc850ba9298-0-1-3 (size 9637888)",
+    "nccl.shm_permission": "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
+    "nccl.system_error": "RuntimeError: NCCL Error 2: unhandled system error",
+    "nccl.p2p_workaround": "all_reduce_perf works fine only with those linked through SYS.\nSetting NCCL_P2P_DISABLE=1 did workaround but got really low speed.",
+    "rocm.no_code_object": '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
+    "gpu.below_required_cc": "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+    "torch.gpu_too_old": "Found GPU0 GeForce GTX 670M which is of cuda capability 2.1.\n    PyTorch no longer supports this GPU because it is too old.",
+    "torch.supported_archs": "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.",
+    "torch.cudnn_incompatible": "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 3, 2) but found runtime version (8, 0, 3).",
+    "torch.system_cuda_lib_shadows": "\tlibnvJitLink.so.12 => /usr/local/cuda-12.1/lib64/libnvJitLink.so.12 (0x000070ddad800000)",
+    "torch.torchaudio_symbol": "OSError: /opt/conda/lib/python3.7/site-packages/torchaudio/_torchaudio.so: undefined symbol: _ZNK2at6Tensor6deviceEv",
+    "torch.windows_dll": 'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.',
+    "torch.cublas_path": "ValueError: libcublas.so.*[0-9] not found in the system path ['main.py', '']",
+    "wsl.libcuda": "RuntimeError: Failed to dlopen libcuda.so",
+    "system.libstdcxx": "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by .../libtorch_python.so)",
+    "build.toolkit_mismatch": "RuntimeError:\nThe detected CUDA version (12.4) mismatches the version that was used to compile\nPyTorch (11.8). Please make sure to use the same CUDA versions.",
+    "build.cuda_home_missing": "op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+    "build.nvcc_arch": "nvcc fatal   : Unsupported gpu architecture 'compute_35'",
+    "build.unknown_arch": "ValueError: Unknown CUDA arch (8.6) or GPU not supported",
+    "docker.no_gpu_runtime": 'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+    "docker.nvml_unknown": "Failed to initialize NVML: Unknown Error",
+    "compile.dynamo_python": "RuntimeError: Dynamo is not supported on Python 3.12+",
+    "compile.getuser_keyerror": "`getpass.getuser()` in PyTorch's inductor cache init calls `pwd.getpwuid()` which fails with `KeyError`",
+    "torch.no_cuda_gpus": "RuntimeError: No CUDA GPUs are available",
+    "triton.cc_cmd": "Failed to compile. cc_cmd",
 }
 
 
@@ -70,6 +96,12 @@ def test_a_cpu_torch_under_an_extension_built_for_cuda():
     assert best(text, SIGNATURES).signature.cause_id == "cpu_torch_on_gpu_machine"
 
 
+def test_a_pip_conflict_wrapped_over_lines():
+    text = 'torch 2.5.1+cu121 requires triton==3.1.0; \nplatform_system == "Linux" and python_version < "3.13",\n\nbut you have triton 3.0.0+gite82dfd99 which is incompatible.'
+    found = best(text, SIGNATURES)
+    assert found.signature.id == "triton.pip_conflict" and "triton==3.1.0" in found.cause
+
+
 def test_clean_text_finds_nothing():
     assert find("Collecting environment information...\nPyTorch version: 2.5.1+cu124\nIs debug build: False\n", SIGNATURES) == []
 
@@ -89,3 +121,10 @@ def test_no_signature_contradicts_an_established_cause_in_the_corpus():
         if found is not None and case["cause_id"] != "not_environment" and found.signature.cause_id != case["cause_id"]:
             wrong.append((case["file"], case["cause_id"], found.signature.id))
     assert not wrong
+
+
+def test_every_signature_names_a_check_that_exists():
+    from envdoctor.core.registry import discover
+
+    ids = {c.id for c in discover().checks}
+    assert sorted({s.check for s in SIGNATURES} - ids) == []

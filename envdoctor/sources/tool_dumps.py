@@ -1,0 +1,188 @@
+"""Readers for other tools' environment dumps and for facts written by hand, registered through
+the same ``@reader`` mechanism a plugin uses.
+
+- ``accelerate env``, ``transformers env`` / ``transformers-cli env``, ``diffusers-cli env``,
+  ``llamafactory-cli env``: ``- `Accelerate` version: 0.28.0``, ``- PyTorch version (GPU?):
+  2.2.1+cu121 (True)``, ``- GPU type: NVIDIA A800-SXM4-80GB``
+- ``python -m sglang.check_env``: ``PyTorch: 2.4.0+cu121``, ``GPU 0,1: NVIDIA A40``, ``GPU 0,1
+  Compute Capability: 8.6``, ``CUDA Driver Version: 535.104.12``, ``triton: 3.0.0``
+- ``nvcc --version`` (``Cuda compilation tools, release 12.4, V12.4.131``) and ``pip show``
+- versions as people write them: ``- torch 2.1.2``, ``torch==2.3.0``, ``PyTorch: 2.9.1+cu130``,
+  ``torch version：1.8.1+cu102``, ``cudatoolkit=10.1``, ``driver version: 590.48.01``,
+  ``GPU: Tesla V100S``
+
+Every pattern is anchored and bounded (no nested quantifiers): linear in the line's length.
+"""
+
+from __future__ import annotations
+
+import re
+
+from envdoctor.sources.readers import PasteWriter, reader
+
+VERSION = r"v?(\d{1,4}(?:\.[0-9A-Za-z]{1,20}){1,4}(?:\+[0-9A-Za-z.]{1,40})?)"
+HF_LINE = re.compile(
+    r"^\s{0,8}[-*]\s{1,4}`?([A-Za-z][\w .-]{0,40}?)`?\s{1,4}version(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,4}:\s{0,4}"
+    + VERSION
+    + r"(?:\s{0,4}\((\w{1,10})\))?"
+)
+HF_GPU = re.compile(r"^\s{0,8}[-*]\s{1,4}GPU type\s{0,4}:\s{0,4}(\S.{0,120})$")
+SGLANG_GPU = re.compile(r"^\s{0,4}GPU ([\d,]{1,40}):\s{0,4}(\S.{0,120})$")
+SGLANG_CC = re.compile(r"^\s{0,4}GPU ([\d,]{1,40}) Compute Capability:\s{0,4}(\d{1,2}\.\d)\s*$")
+SGLANG_KV = re.compile(
+    r"^\s{0,4}(PyTorch|sglang|sgl_kernel|flashinfer|flashinfer_python|triton|transformers|vllm|xformers|numpy):\s{0,4}" + VERSION
+)
+SGLANG_DRIVER = re.compile(r"^\s{0,4}CUDA Driver Version:\s{0,4}(\d{2,4}(?:\.\d{1,3}){1,2})\s*$")
+NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2}), V(\d{1,2}\.\d{1,2}\.\d{1,4})")
+PIP_SHOW_NAME = re.compile(r"^\s{0,4}Name:\s{0,4}([A-Za-z0-9][A-Za-z0-9._-]{0,80})\s*$")
+PIP_SHOW_VERSION = re.compile(r"^\s{0,4}Version:\s{0,4}" + VERSION + r"\s*$")
+PROSE_PACKAGES = (
+    "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
+)
+PROSE_VERSION = re.compile(
+    r"(?:^|[\s`(\[,;])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,3}(?:===?|=|:|：|\s)\s{0,3}"
+    r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",
+    re.I,
+)
+CUDATOOLKIT = re.compile(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
+PROSE_DRIVER = re.compile(r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?\s{0,2}[:=：]?\s{0,2}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
+PROSE_GPU = re.compile(
+    r"\bGPU(?:\s{0,2}model)?\s{0,2}[:：]\s{0,2}((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}[A-Za-z0-9 -]{0,30})",
+    re.I,
+)
+
+HF_NAMES = {"pytorch": "torch", "transformers": "transformers", "accelerate": "accelerate", "python": "python"}
+
+
+def _hf_line(m: re.Match, line: str, out: PasteWriter) -> None:
+    name, version, flag = m.group(1).strip().lower(), m.group(2), (m.group(3) or "").lower()
+    name = HF_NAMES.get(name, name)
+    if name == "python":
+        out.python(version, line)
+        return
+    out.package(name.replace(" ", "-"), version, line)
+    if name == "torch" and flag in ("true", "false", "gpu", "cpu"):
+        out.cuda_available(flag in ("true", "gpu"), line)
+
+
+@reader("hf-env")
+def read_hf_env(lines: list[str], out: PasteWriter) -> None:
+    """``accelerate env`` / ``transformers env`` / ``llamafactory-cli env`` bullet dumps."""
+    seen = False
+    for line in lines:
+        if "version" not in line and "GPU type" not in line:
+            continue
+        m = HF_LINE.match(line)
+        if m:
+            seen = True
+            _hf_line(m, line, out)
+            continue
+        g = HF_GPU.match(line)
+        if g:
+            seen = True
+            out.gpu(g.group(1).strip(), line)
+    if seen:
+        out.kind("hf_env")
+
+
+def _sglang_line(line: str, out: PasteWriter, ccs: dict[str, str]) -> bool:
+    m = SGLANG_KV.match(line)
+    if m:
+        name = "torch" if m.group(1) == "PyTorch" else m.group(1).replace("_", "-")
+        out.package(name, m.group(2), line)
+        return True
+    m = SGLANG_DRIVER.match(line)
+    if m:
+        out.driver(m.group(1), line)
+        return True
+    m = SGLANG_CC.match(line)
+    if m:
+        for i in m.group(1).split(","):
+            ccs[i] = m.group(2)
+        return True
+    return False
+
+
+@reader("sglang-check-env")
+def read_sglang(lines: list[str], out: PasteWriter) -> None:
+    """``python -m sglang.check_env``."""
+    if not any(ln.startswith(("sglang:", "CUDA Driver Version:")) for ln in lines):
+        return
+    ccs: dict[str, str] = {}
+    gpus: list[tuple[str, str, str]] = []
+    for line in lines:
+        if _sglang_line(line, out, ccs):
+            continue
+        g = SGLANG_GPU.match(line)
+        if g and "Compute Capability" not in line:
+            gpus.extend((i, g.group(2).strip(), line) for i in g.group(1).split(",") if i)
+    for i, name, line in gpus:
+        out.gpu(name, line, ccs.get(i), index=int(i))
+    out.kind("sglang_check_env")
+
+
+@reader("nvcc-version")
+def read_nvcc(lines: list[str], out: PasteWriter) -> None:
+    for line in lines:
+        if "Cuda compilation tools" in line:
+            m = NVCC.search(line)
+            if m:
+                out.toolkit(m.group(1), line)
+                out.kind("nvcc_version")
+                return
+
+
+@reader("pip-show")
+def read_pip_show(lines: list[str], out: PasteWriter) -> None:
+    for i, line in enumerate(lines):
+        m = PIP_SHOW_NAME.match(line) if line.lstrip().startswith("Name:") else None
+        if not m:
+            continue
+        for nxt in lines[i + 1 : i + 3]:
+            v = PIP_SHOW_VERSION.match(nxt)
+            if v:
+                out.package(m.group(1), v.group(1), nxt)
+                out.kind("pip_show")
+                break
+
+
+def _prose_line(line: str, out: PasteWriter) -> None:
+    for m in PROSE_VERSION.finditer(line):
+        name = m.group(1).lower().replace("_", "-")
+        out.package("torch" if name == "pytorch" else name, m.group(2), line)
+    m = CUDATOOLKIT.search(line)
+    if m:
+        out.torch_cuda_hint(m.group(1), line)
+    m = PROSE_DRIVER.search(line)
+    if m:
+        out.driver(m.group(1), line)
+    m = PROSE_GPU.search(line)
+    if m:
+        out.gpu(m.group(1).strip(), line)
+
+
+@reader("prose")
+def read_prose(lines: list[str], out: PasteWriter) -> None:
+    """Versions, drivers and GPUs written by hand (bullets, prose, issue-template answers)."""
+    for line in lines:
+        if len(line) > 400:
+            continue
+        low = line.lower()
+        if any(
+            w in low
+            for w in (
+                "torch",
+                "triton",
+                "xformers",
+                "flash",
+                "vllm",
+                "transformers",
+                "numpy",
+                "driver",
+                "gpu",
+                "cudatoolkit",
+                "deepspeed",
+                "bitsandbytes",
+            )
+        ):
+            _prose_line(line, out)

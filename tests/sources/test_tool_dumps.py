@@ -1,0 +1,152 @@
+"""Readers for other tools' dumps and hand-written facts, and the reader registration a plugin
+uses (``@envdoctor.reader`` and the ``envdoctor.readers`` entry-point group). Pastes are quoted
+from public threads (tests/fixtures/triage_corpus names them)."""
+
+from __future__ import annotations
+
+import pytest
+
+import envdoctor
+from envdoctor.sources import read_paste
+from envdoctor.sources import readers as readers_mod
+
+ACCELERATE = """### System Info
+
+```Shell
+- `Accelerate` version: 0.28.0
+- Platform: Linux-5.4.0-173-generic-x86_64-with-glibc2.31
+- Python version: 3.9.13
+- Numpy version: 1.21.5
+- PyTorch version (GPU?): 2.2.1+cu121 (True)
+- PyTorch XPU available: False
+- GPU type: NVIDIA A800-SXM4-80GB
+```"""
+
+LLAMAFACTORY = """- `llamafactory` version: 0.9.4.dev0
+- Platform: Linux-6.11.0-29-generic-x86_64-with-glibc2.39
+- Python version: 3.10.6
+- PyTorch version: 2.7.1+cu126 (GPU)
+- Transformers version: 4.52.4
+- GPU type: NVIDIA GeForce RTX 2080 Ti"""
+
+SGLANG = """Python: 3.11.5 (main, Sep 11 2023, 13:54:46) [GCC 11.2.0]
+CUDA available: True
+GPU 0,1: NVIDIA A40
+GPU 0,1 Compute Capability: 8.6
+CUDA_HOME: /usr/local/cuda
+NVCC: Cuda compilation tools, release 12.1, V12.1.66
+CUDA Driver Version: 535.104.12
+PyTorch: 2.4.0+cu121
+sglang: 0.4.0.post2
+flashinfer: 0.1.6+cu121torch2.4
+triton: 3.0.0"""
+
+NVCC = """nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2024 NVIDIA Corporation
+Built on Thu_Mar_28_02:18:24_PDT_2024
+Cuda compilation tools, release 12.4, V12.4.131"""
+
+PIP_SHOW = """Name: flashinfer-python
+Version: 0.2.3+cu121torch2.5
+Summary: FlashInfer: Kernel Library for LLM Serving"""
+
+BULLETS = """**System**
+- Ubuntu 24.04.4 LTS
+- PyTorch: 2.9.1+cu130, CUDA (PyTorch): 13.0
+- 2xRTX 5000 16GB (driver version: 590.48.01) with nvlink"""
+
+PROSE = """GPU：Tesla V100S
+pytorch：python=3.7 pytorch==1.7.0 cudatoolkit=10.1 torchvision -c pytorch"""
+
+
+def test_accelerate_env():
+    p = read_paste(ACCELERATE)
+    assert p.facts["torch_build"]["version"] == "2.2.1+cu121" and p.facts["torch_build"]["cuda"] == "12.1"
+    assert p.facts["dists"]["accelerate"]["version"] == "0.28.0"
+    assert p.facts["gpus"][0]["name"] == "NVIDIA A800-SXM4-80GB"
+    assert p.facts["python_info"]["version"].startswith("3.9.13")
+    assert "hf_env" in p.kinds
+
+
+def test_llamafactory_env_says_gpu_build():
+    p = read_paste(LLAMAFACTORY)
+    assert p.facts["torch_build"]["version"] == "2.7.1+cu126"
+    assert p.facts["dists"]["transformers"]["version"] == "4.52.4"
+    assert p.facts["gpus"][0]["name"] == "NVIDIA GeForce RTX 2080 Ti"
+
+
+def test_sglang_check_env():
+    p = read_paste(SGLANG)
+    f = p.facts
+    assert f["torch_build"]["version"] == "2.4.0+cu121"
+    assert f["driver"]["version"] == "535.104.12"
+    assert [g["name"] for g in f["gpus"]] == ["NVIDIA A40", "NVIDIA A40"] and f["gpus"][1]["cc"] == "8.6"
+    assert f["dists"]["triton"]["version"] == "3.0.0" and f["cuda_toolkit"]["version"] == "12.1"
+    assert "sglang_check_env" in p.kinds
+
+
+def test_nvcc_and_pip_show():
+    assert read_paste(NVCC).facts["cuda_toolkit"]["version"] == "12.4"
+    assert read_paste(PIP_SHOW).facts["dists"]["flashinfer-python"]["version"] == "0.2.3+cu121torch2.5"
+
+
+def test_bullets_and_prose():
+    b = read_paste(BULLETS).facts
+    assert b["torch_build"]["version"] == "2.9.1+cu130" and b["driver"]["version"] == "590.48.01"
+    p = read_paste(PROSE).facts
+    assert p["torch_build"]["version"] == "1.7.0" and p["torch_build"]["cuda"] == "10.1"
+    assert p["gpus"][0]["name"] == "Tesla V100S"
+
+
+def test_a_tool_reading_beats_a_hand_written_one():
+    text = "PyTorch version: 2.5.1+cu124\nIs debug build: False\nCUDA used to build PyTorch: 12.4\n\nI use torch 2.4.0 I think"
+    assert read_paste(text).facts["torch_build"]["version"] == "2.5.1+cu124"
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    monkeypatch.setattr(readers_mod, "_REGISTERED", dict(readers_mod._REGISTERED))
+    monkeypatch.setattr(readers_mod, "_ENTRY_POINTS", [])
+    return readers_mod
+
+
+def test_a_plugin_reader_registered_with_the_decorator(clean_registry):
+    @envdoctor.reader("mytool")
+    def read_mytool(lines, out):
+        for line in lines:
+            if line.startswith("mytool torch="):
+                out.torch(line.split("=", 1)[1], line)
+                out.kind("mytool")
+
+    p = read_paste("mytool torch=2.6.0+cu126\n")
+    assert p.facts["torch_build"]["version"] == "2.6.0+cu126" and "mytool" in p.kinds
+    assert p.evidence["torch_build.version"] == "mytool torch=2.6.0+cu126"
+
+
+def test_a_plugin_reader_from_an_entry_point(clean_registry, monkeypatch):
+    class EP:
+        name, value = "epreader", "mypkg.readers:read"
+
+        def load(self):
+            return lambda lines, out: out.package("mypkg", "1.2.3", lines[0])
+
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [EP()] if group == "envdoctor.readers" else [])
+    monkeypatch.setattr(readers_mod, "_ENTRY_POINTS", None)
+    assert read_paste("anything\n").facts["dists"]["mypkg"]["version"] == "1.2.3"
+
+
+def test_a_reader_that_raises_is_a_note_not_a_crash(clean_registry):
+    @envdoctor.reader("broken")
+    def broken(lines, out):
+        raise ValueError("bad plugin")
+
+    p = read_paste("PyTorch version: 2.5.1+cu124\nIs debug build: False\n")
+    assert any("broken" in n and "ValueError" in n for n in p.notes)
+    assert p.facts["torch_build"]["version"] == "2.5.1+cu124"
+
+
+def test_long_and_hostile_lines_stay_linear():
+    # every reader regex is bounded: a long line of near-matches reads without blowing up
+    text = ("- torch version " + "9." * 3000 + "\n") + ("GPU: " + "A" * 5000 + "\n") + ("torch==" + "1" * 5000 + "\n")
+    p = read_paste(text * 50)
+    assert isinstance(p.facts, dict)
