@@ -24,6 +24,7 @@ from envdoctor.commands.regressions import Metric, Regression, causes_for, compa
 from envdoctor.core.exitcode import ExitCode
 from envdoctor.core.report import SCHEMA_VERSION, ReportError, load_report  # noqa: F401 - commands import them from here
 from envdoctor.core.stack import ABSENT, UNKNOWN, Distribution, Stack, from_facts, missing_reason
+from envdoctor.reporters.escape import md_code, md_text, terminal
 
 DIFF_SCHEMA_VERSION = "1.1"
 SEVERITY = {"pass": 0, "skip": 0, "warn": 1, "fail": 2, "error": 3}
@@ -464,14 +465,11 @@ def summary(diff: Diff) -> str:
 
 
 def _md(text: Any) -> str:
-    # Inline HTML is live in GitHub markdown: "<home>" would vanish as an unknown tag.
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def _code(text: Any) -> str:
-    s = _v(text).replace("\n", " ")
-    ticks = "``" if "`" in s else "`"
-    return f"{ticks}{s}{ticks}" if ticks == "`" else f"{ticks} {s} {ticks}"
+    return md_code(_v(text), table=True)
 
 
 def _md_dists_and_metrics(diff: Diff) -> list[str]:
@@ -493,7 +491,9 @@ def _md_dists_and_metrics(diff: Diff) -> list[str]:
 
 def render_markdown(diff: Diff) -> str:
     out = [f"### envdoctor diff: {summary(diff)}", ""]
-    out.append(f"`{_md(diff.a_name)}` ({_md(diff.a_meta.get('started_at'))}) → `{_md(diff.b_name)}` ({_md(diff.b_meta.get('started_at'))})")
+    out.append(
+        f"{md_code(diff.a_name)} ({_md(diff.a_meta.get('started_at'))}) → {md_code(diff.b_name)} ({_md(diff.b_meta.get('started_at'))})"
+    )
     out.append("")
     for n in diff.notes:
         out.append(f"> **Note:** {_md(n)}")
@@ -525,11 +525,11 @@ def render_markdown(diff: Diff) -> str:
     out += _md_dists_and_metrics(diff)
     if diff.recovered:
         out += ["#### Recovered", ""]
-        out += [f"- ✅ `{m.id}` {m.a} → **{m.b}**: {_md(m.message)}" for m in diff.recovered]
+        out += [f"- ✅ {_code(m.id)} {_md(m.a)} → **{_md(m.b)}**: {_md(m.message)}" for m in diff.recovered]
         out.append("")
-    rest = [f"| `{m.id}` | {m.a} | {m.b} | {_md(m.message)} |" for m in diff.changed]
-    rest += [f"| `{m.id}` | {m.a} | (absent) | |" for m in diff.only_a]
-    rest += [f"| `{m.id}` | (absent) | {m.b} | {_md(m.message)} |" for m in diff.only_b]
+    rest = [f"| {_code(m.id)} | {_md(m.a)} | {_md(m.b)} | {_md(m.message)} |" for m in diff.changed]
+    rest += [f"| {_code(m.id)} | {_md(m.a)} | (absent) | |" for m in diff.only_a]
+    rest += [f"| {_code(m.id)} | (absent) | {_md(m.b)} | {_md(m.message)} |" for m in diff.only_b]
     if rest:
         out += [
             "<details><summary>Other check changes</summary>",
@@ -543,7 +543,7 @@ def render_markdown(diff: Diff) -> str:
         ]
     if diff.env_changed:
         out += ["<details><summary>Environment variables</summary>", "", "| variable | before | after |", "|---|---|---|"]
-        out += [f"| `{c.name}` | {_code(_short(c.a))} | {_code(_short(c.b))} |" for c in diff.env_changed]
+        out += [f"| {_code(c.name)} | {_code(_short(c.a))} | {_code(_short(c.b))} |" for c in diff.env_changed]
         out += ["", "</details>", ""]
     if diff.not_compared:
         out += [f"Not compared: {_md('; '.join(diff.not_compared))}", ""]
@@ -555,7 +555,8 @@ def render_json(diff: Diff) -> str:
 
 
 def render(diff: Diff, fmt: str) -> str:
-    return {"text": render_text, "json": render_json, "markdown": render_markdown}[fmt](diff)
+    out = {"text": render_text, "json": render_json, "markdown": render_markdown}[fmt](diff)
+    return terminal(out) if fmt == "text" else out  # reports from elsewhere are shown inert
 
 
 @click.command("diff")

@@ -24,6 +24,7 @@ import click
 from envdoctor.core.redact import scrubber
 from envdoctor.core.report import ReportError, load_report
 from envdoctor.core.stack import FLEET_FACTS, extract_facts
+from envdoctor.reporters.escape import terminal
 
 BAD = ("fail", "error")
 SHOWN = ("fail", "error", "warn")
@@ -298,7 +299,7 @@ def fleet_cmd(reports, fmt, output, strict) -> None:
     unreadable or partial.
     """
     fleet = summarize(reports)
-    text = render_json(fleet, strict) if fmt == "json" else render_text(fleet, strict)
+    text = render_json(fleet, strict) if fmt == "json" else terminal(render_text(fleet, strict))  # other machines' text, inert
     if output:
         try:
             with open(output, "w", encoding="utf-8") as f:

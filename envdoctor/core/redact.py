@@ -2,7 +2,8 @@
 
 Two layers, both pure functions of a Report:
 
-* :func:`scrub_report` is always on: :func:`protect` applies it once, at the report boundary
+* :func:`scrub_report` is always on (the rules are :mod:`envdoctor.core.scrub`'s, whose
+  :func:`~envdoctor.core.scrub.scrub` any writer calls on any text or structure): :func:`protect` applies it once, at the report boundary
   (every renderer sees only protected reports; a rank's summary is scrubbed before it travels
   to rank 0). A user pastes envdoctor output into public bug trackers, so a value
   must never be printed when its key looks secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``), when
@@ -21,7 +22,6 @@ Two layers, both pure functions of a Report:
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -31,202 +31,21 @@ from typing import Any
 from envdoctor.core.api import Item
 from envdoctor.core.report import CheckOutcome, Report
 
-REDACTED = "<redacted>"
-
-# Words that make an environment-variable-like name secret. Matched as substrings of
-# UPPER_CASE names, where over-matching (NCCL_IB_PKEY) only hides a harmless value.
-SECRET_WORDS = (
-    "TOKEN",
-    "KEY",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-    "PRIVATE",
-    "SIGNATURE",
-    "BEARER",
+# What a secret looks like and the scrubber live in envdoctor.core.scrub; these names are
+# re-exported for the modules that import them from here.
+from envdoctor.core.scrub import (  # noqa: F401
+    REDACTED,
+    SECRET_SEGMENTS,
+    SECRET_SUFFIXES,
+    SECRET_WORDS,
+    Scrubber,
+    is_secret_key,
+    looks_random,
+    scrub,
+    scrubber,
+    secret_values,
+    walk,
 )
-# In lower/mixed-case keys (facts, details) only whole segments count: a ``token`` field is
-# secret, the ``google-auth`` or ``keyring`` distribution is not.
-SECRET_SEGMENTS = frozenset(
-    {
-        "token",
-        "tokens",
-        "secret",
-        "secrets",
-        "password",
-        "passwd",
-        "passphrase",
-        "credential",
-        "credentials",
-        "auth",
-        "authorization",
-        "cookie",
-        "cookies",
-        "session",
-        "apikey",
-        "private",
-        "bearer",
-    }
-)
-_ENVLIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_SEGMENTS = re.compile(r"[^a-z0-9]+")
-# Keys under these paths are package or library names, never secret by name ("google-auth").
-_NAME_KEYED = (("facts", "dists"), ("facts", "ldconfig"))
-
-
-# Env-like names that end in these are passwords too (DB_PASS, SMTP_PW), though the words alone
-# are too short to match inside names (BYPASS, COMPASS).
-SECRET_SUFFIXES = ("_PASS", "_PW", "_PASSWD", "_PASSPHRASE")
-
-
-def is_secret_key(key: str) -> bool:
-    if _ENVLIKE.match(key):
-        return any(w in key for w in SECRET_WORDS) or key.endswith(SECRET_SUFFIXES) or key in ("PASS", "PW")
-    low = key.lower()
-    parts = [p for p in _SEGMENTS.split(low) if p]
-    if any(p in SECRET_SEGMENTS for p in parts):
-        return True
-    # api_key, access_key, private_key, ssh_key ... but not "key" alone (a dict's lookup key).
-    return len(parts) > 1 and parts[-1] == "key"
-
-
-# Tokens with a recognisable shape. Each is replaced whole.
-_TOKEN_PATTERNS = [
-    r"\bhf_[A-Za-z0-9]{16,}",  # Hugging Face
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\bglpat-[A-Za-z0-9_\-]{16,}",  # GitLab
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
-    r"\bsk-[A-Za-z0-9_\-]{20,}",  # OpenAI / Anthropic style
-    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
-    r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API key
-    r"\bnpm_[A-Za-z0-9]{30,}",
-    r"\bpypi-[A-Za-z0-9_\-]{40,}",
-    r"\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*",  # JWT
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-]
-_TOKENS = re.compile("|".join(f"(?:{p})" for p in _TOKEN_PATTERNS), re.DOTALL)
-# scheme://userinfo@host: the userinfo goes, whatever it holds ('@' and '/' in a password
-# included: the userinfo runs to the LAST '@' of the address). Without a scheme, user:password@host.
-_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)([^\s\"'<>]+)")
-_HOST_AFTER = re.compile(r"\[?[A-Za-z0-9.\-:\]]+(?:[/?#]|$)")
-_BARE_CREDS = re.compile(
-    r"(?<![\w.:/@+-])([A-Za-z0-9._~\-]+):(?!//)([^\s@\"'/]+)@(?=[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*(?::\d+)?(?:[/\s:,;\"')]|$))"
-)
-
-
-def _url_userinfo(m: re.Match) -> str:
-    scheme, rest = m.group(1), m.group(2)
-    at = rest.rfind("@")
-    while at > 0:
-        userinfo, host = rest[:at], rest[at + 1 :]
-        # "host/path@ref" (pip's git+https://github.com/o/r@v1) is no userinfo: it has a '/' and
-        # no ':' before the '@'. "user:pa/ss@host" is one.
-        host_port_path = re.match(r"[\w.\-]+:\d+/", userinfo)  # "host:8080/path@ref" is no userinfo either
-        if _HOST_AFTER.match(host) and (":" in userinfo or "/" not in userinfo) and not host_port_path:
-            return f"{scheme}***@{host}"
-        at = rest.rfind("@", 0, at)
-    return m.group(0)
-
-
-def scrub_url_credentials(s: str) -> str:
-    """Credentials inside any URL-like text, with or without a scheme, become ``***``."""
-    s = _URL.sub(_url_userinfo, s)
-    return _BARE_CREDS.sub("***@", s)
-
-
-# NAME=value / NAME: value in free text (a plugin echoing a command line or an env dump).
-_ASSIGN = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)")
-_BEARER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-]{8,}=*", re.IGNORECASE)
-# Candidates for "long random string": no '/' or '.', so paths and versions never match whole.
-_RANDOM = re.compile(r"[A-Za-z0-9+_=\-]{32,}")
-
-
-def _entropy(s: str) -> float:
-    counts: dict[str, int] = {}
-    for ch in s:
-        counts[ch] = counts.get(ch, 0) + 1
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-# GPU-3f1c2a9e-8b7d-..., MIG-..., or any prefixed hex id: identifiers, not keys (--redact handles them).
-_UUIDISH = re.compile(r"^[A-Za-z]{0,8}-?[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}$")
-
-
-def looks_random(s: str) -> bool:
-    """A long string mixing upper case, lower case and digits with high entropy: a key.
-    Hex hashes (git commits, container ids) and UUIDs have no upper case and are kept."""
-    if _UUIDISH.match(s):
-        return False
-    return (
-        len(s) >= 32 and any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s) and _entropy(s) >= 4.0
-    )
-
-
-# Values of secret-named variables that are settings, not secrets.
-_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null", "unset", "empty", "enabled", "disabled", "default", "auto"})
-
-
-def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of the environment's secret-looking variables, longest first, to be replaced
-    wherever they appear (a plugin printing a database password). Short values ("1", "tty"),
-    settings ("true") and absolute paths (SSH_AUTH_SOCK, XAUTHORITY) are flags or locations, and
-    replacing them everywhere would garble the report."""
-    vals = {v for k, v in env.items() if is_secret_key(k) and len(v) >= 5 and not os.path.isabs(v) and v.lower() not in _NOT_SECRET_VALUES}
-    return tuple(sorted(vals, key=len, reverse=True))
-
-
-@dataclass(frozen=True)
-class Scrubber:
-    """Always-on secret removal for strings; ``literals`` are known secret values."""
-
-    literals: tuple[str, ...] = ()
-
-    def text(self, s: str, key: str | None = None) -> str:
-        for lit in self.literals:
-            if lit in s:
-                s = s.replace(lit, REDACTED)
-        s = scrub_url_credentials(s)
-        s = _TOKENS.sub(REDACTED, s)
-        s = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", s)
-        s = _ASSIGN.sub(self._assignment, s)
-        return _RANDOM.sub(lambda m: REDACTED if looks_random(m.group(0)) else m.group(0), s)
-
-    @staticmethod
-    def _assignment(m: re.Match) -> str:
-        name, sep, value = m.groups()
-        # "Authorization: Bearer <redacted>" keeps its scheme word; the token went already.
-        if not is_secret_key(name) or value.strip("\"'") in ("", REDACTED) or value.lower() in ("bearer", "basic", "token"):
-            return m.group(0)
-        return f"{name}{sep}{REDACTED}"
-
-
-def walk(
-    v: Any, fn: Callable[[str, str | None], str], *, key: str | None = None, path: tuple[str, ...] = (), key_rule: bool = False
-) -> Any:
-    """Apply ``fn`` to every string in a JSON-like value (dict keys included, since an env dump
-    could carry a secret as a key); with ``key_rule`` a secret-looking key hides its value.
-    ``path`` is the chain of keys above ``v`` (without ``key``)."""
-    if key_rule and key is not None and is_secret_key(key) and path[:2] not in _NAME_KEYED:
-        if v in (None, "", [], {}) or isinstance(v, bool):
-            return v
-        return REDACTED
-    if isinstance(v, str):
-        return fn(v, key)
-    if isinstance(v, Mapping):
-        sub = (*path, key) if key is not None else path
-        return {fn(k, None) if isinstance(k, str) else k: walk(x, fn, key=str(k), path=sub, key_rule=key_rule) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [walk(x, fn, path=path, key_rule=key_rule) for x in v]
-    if v is None or isinstance(v, (bool, int, float)):
-        return v
-    return fn(str(v), key)  # a Path or odd object would be printed with str() anyway
 
 
 def _map_report(report: Report, fn: Callable[[str, str | None], str], *, key_rule: bool) -> Report:
@@ -409,11 +228,6 @@ def protect(report: Report, redact: bool = False, env: Mapping[str, str] | None 
     any rendering."""
     report = scrub_report(report, env)
     return redact_report(report) if redact else report
-
-
-def scrubber(env: Mapping[str, str] | None = None) -> Scrubber:
-    """The always-on scrubber for single strings (``env`` defaults to this process's)."""
-    return Scrubber(secret_values(os.environ if env is None else env))
 
 
 def scrub_data(data: Any, env: Mapping[str, str] | None = None) -> Any:

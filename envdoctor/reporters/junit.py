@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 from envdoctor.core.api import Status
 from envdoctor.core.report import Report
+from envdoctor.reporters.escape import terminal
 
 
 def render_junit(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
@@ -24,20 +25,23 @@ def render_junit(report: Report, *, verbose: bool = False, color: bool = False, 
     )
     for r in report.results:
         case = ET.SubElement(suite, "testcase", classname=f"envdoctor.{r.area}", name=r.id, time=f"{r.duration:.3f}")
-        text = "\n".join(
-            filter(
-                None,
-                [r.message, f"hint: {r.hint}" if r.hint else ""]
-                + [f"fix: {f.command}" + (" (as root)" if f.needs_root else "") for f in r.fixes]
-                + [f"{i.status.value}: {i.name}: {i.message}" for i in r.items],
+        text = terminal(
+            "\n".join(
+                filter(
+                    None,
+                    [r.message, f"hint: {r.hint}" if r.hint else ""]
+                    + [f"fix: {f.command}" + (" (as root)" if f.needs_root else "") for f in r.fixes]
+                    + [f"{i.status.value}: {i.name}: {i.message}" for i in r.items],
+                )
             )
-        )
+        )  # XML holds no control character: they are shown as escapes
+        message = terminal(r.message)
         if r.status is Status.FAIL or (strict and r.status is Status.WARN):
-            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = text
+            ET.SubElement(case, "failure", message=message, type=r.status.value).text = text
         elif r.status is Status.ERROR:
-            ET.SubElement(case, "error", message=r.message, type="error").text = text
+            ET.SubElement(case, "error", message=message, type="error").text = text
         elif r.status is Status.SKIP:
-            ET.SubElement(case, "skipped", message=r.message)
+            ET.SubElement(case, "skipped", message=message)
         elif r.message:
             ET.SubElement(case, "system-out").text = f"{r.status.value}: {text}"
     root = ET.Element("testsuites", name="envdoctor", tests=suite.get("tests"), failures=suite.get("failures"), errors=suite.get("errors"))

@@ -11,12 +11,12 @@ report it gets has already been scrubbed of secrets (and, with --redact, of iden
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from envdoctor.core.api import Status
 from envdoctor.core.report import CheckOutcome, Report
+from envdoctor.reporters.escape import md_block, md_code, md_details, md_text, terminal
 from envdoctor.reporters.text import summary_line, verdict
 
 ICON = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
@@ -24,40 +24,26 @@ GITHUB_LIMIT = 65_536
 MAX_CHARS = 64_000  # --full-facts: headroom for the user's own words around the paste
 DEFAULT_BYTES = 20_000  # the default report (docs/DESIGN: markdown <= 20 KB)
 MAX_ITEMS = 20  # per problem; a node with 8 bad GPUs fits, a list of 500 libraries does not
-MAX_LINE = 600
 # Facts shown first, and how; the rest follow alphabetically as JSON.
 FACT_ORDER = ("gpus", "driver", "torch_build", "torch_runtime", "python_info", "env_vars", "os_release", "container", "dists")
 STACK_DISTS = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
 
 
 def _md(text: Any) -> str:
-    """Plain text for markdown: inline HTML is live on GitHub, so the placeholders ``<home>`` or
-    ``<redacted>`` would vanish as unknown tags; pipes would split table cells."""
-    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-    return s if len(s) <= MAX_LINE else s[: MAX_LINE - 1] + "…"
+    return md_text(text)
 
 
 def _code(text: Any) -> str:
-    s = str(text).replace("\n", " ")
-    if len(s) > MAX_LINE:
-        s = s[: MAX_LINE - 1] + "…"
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
-    pad = " " if fence != "`" else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
+    """A code span in a table cell."""
+    return md_code(text, table=True)
 
 
-def _block(body: str, lang: str = "") -> list[str]:
-    fence = "`" * max(3, max((len(m) for m in re.findall(r"`{3,}", body)), default=0) + 1)
-    return [f"{fence}{lang}", body, fence]
-
-
-def _details(summary: str, body: list[str]) -> list[str]:
-    return [f"<details><summary>{_md(summary)}</summary>", "", *body, "", "</details>", ""]
+_block = md_block
+_details = md_details
 
 
 def _problem(r: CheckOutcome) -> list[str]:
-    lines = [f"- {ICON[r.status]} **{r.status.value}** `{r.id}` {_md(r.title)}: {_md(r.message)}"]
+    lines = [f"- {ICON[r.status]} **{r.status.value}** {md_code(r.id)} {_md(r.title)}: {_md(r.message)}"]
     bad = [i for i in r.items if i.status is not Status.PASS]
     for i in bad[:MAX_ITEMS]:
         lines.append(f"  - {ICON[i.status]} {_md(i.name)}" + (f": {_md(i.message)}" if i.message else ""))
@@ -66,15 +52,8 @@ def _problem(r: CheckOutcome) -> list[str]:
     if r.hint:
         lines.append(f"  - **Fix:** {_md(r.hint)}")
     for f in r.fixes:
-        lines.append(f"    - {_code(f.command)}" + (" (as root)" if f.needs_root else ""))
+        lines.append(f"    - {md_code(f.command)}" + (" (as root)" if f.needs_root else ""))
     return lines
-
-
-def _code(text: str) -> str:
-    """A code span that survives backticks inside the command."""
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _stack(report: Report) -> list[str]:
@@ -119,7 +98,8 @@ def _fact_section(name: str, value: Any) -> list[str]:
             lines.append(f"{d.get('name', k)}=={d.get('version', '?')}{extra}")
         return _details(f"Installed packages ({len(lines)})", _block("\n".join(lines), "text"))
     if name == "env_vars" and isinstance(value, Mapping) and "unavailable" not in value:
-        body = "\n".join(f"{k}={v}" for k, v in value.items()) or "(none of the captured variables is set)"
+        body = "\n".join(f"{terminal(k, newlines=False)}={terminal(v, newlines=False)}" for k, v in value.items())
+        body = body or "(none of the captured variables is set)"
         return _details(f"Environment variables ({len(value)})", _block(body, "sh"))
     if name == "gpus" and isinstance(value, list) and value:
         return _details(f"GPUs ({len(value)})", [*_gpu_table(value), "", *_block(json.dumps(value, indent=1, default=str), "json")])
@@ -177,7 +157,7 @@ def render_markdown(report: Report, *, verbose: bool = False, color: bool = Fals
     used = _size(out)
     rows = ["| | check | result |", "|---|---|---|"]
     for r in report.results:
-        row = f"| {ICON[r.status]} | `{r.id}` | {_md(r.message or r.title)} |"
+        row = f"| {ICON[r.status]} | {_code(r.id)} | {_md(r.message or r.title)} |"
         if used + _size(rows) + _size([row]) + 200 > budget * 0.75:
             rows.append(f"| | … | {len(report.results) - (len(rows) - 2)} more checks |")
             break
@@ -188,7 +168,7 @@ def render_markdown(report: Report, *, verbose: bool = False, color: bool = Fals
     names = [n for n in FACT_ORDER if n in report.facts] + sorted(n for n in report.facts if n not in FACT_ORDER)
     missing = {n: v for n, v in report.facts.items() if isinstance(v, Mapping) and set(v) <= {"unavailable", "error"} and v}
     if missing:
-        lines = [f"- `{n}`: {_md(v.get('unavailable') or v.get('error'))}" for n, v in missing.items()]
+        lines = [f"- {md_code(n)}: {_md(v.get('unavailable') or v.get('error'))}" for n, v in missing.items()]
         out += _details(f"Not available ({len(missing)})", lines)
     left_out = []
     for name in (n for n in names if n not in missing):

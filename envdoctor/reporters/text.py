@@ -7,6 +7,7 @@ import sys
 
 from envdoctor.core.api import Status
 from envdoctor.core.report import Report
+from envdoctor.reporters.escape import terminal
 
 MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
 ASCII_MARKS = {Status.PASS: "ok", Status.WARN: "!!", Status.FAIL: "XX", Status.SKIP: "--", Status.ERROR: "EE"}
@@ -78,30 +79,29 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
     areas: dict[str, list] = {}
     for r in report.results:
         areas.setdefault(r.area, []).append(r)
-    lines = [f"envdoctor {report.tool_version} {dash} {report.platform.get('summary', '')}".rstrip(f" {dash}"), ""]
+    lines = [f"envdoctor {report.tool_version} {dash} {terminal(report.platform.get('summary', ''))}".rstrip(f" {dash}"), ""]
     for area in sorted(areas, key=lambda a: (order.get(a, len(order)), a)):
         lines.append(_paint(area, "1", color))
         for r in areas[area]:
             mark = _paint(marks[r.status], COLORS[r.status], color)
-            text = r.message or r.title
-            line = f"  {mark} {r.title}" + (f": {text}" if r.message else "")
+            line = f"  {mark} {terminal(r.title)}" + (f": {terminal(r.message)}" if r.message else "")
             if verbose:
                 line += f"  [{r.id}, {r.duration:.2f}s]"
             lines.append(line)
             for item in r.items:
                 if verbose or item.status is not Status.PASS or r.status is not Status.PASS:
                     imark = _paint(marks[item.status], COLORS[item.status], color)
-                    lines.append(f"      {imark} {item.name}" + (f": {item.message}" if item.message else ""))
+                    lines.append(f"      {imark} {terminal(item.name)}" + (f": {terminal(item.message)}" if item.message else ""))
             if r.hint and r.status in (Status.WARN, Status.FAIL, Status.ERROR):
-                lines.append(f"      {arrow} {r.hint}")
+                lines.append(f"      {arrow} {terminal(r.hint)}")
             if r.status in (Status.WARN, Status.FAIL, Status.ERROR):
-                lines += [f"        $ {f.command}" + ("  (as root)" if f.needs_root else "") for f in r.fixes]
+                lines += [f"        $ {terminal(f.command)}" + ("  (as root)" if f.needs_root else "") for f in r.fixes]
             if verbose and r.details:
                 for k, v in details_of(r, report).items():
-                    val = v if isinstance(v, str) else json.dumps(v, default=str)
+                    val = terminal(v if isinstance(v, str) else json.dumps(v, default=str), newlines=False)
                     if len(val) > 300:
                         val = val[:297] + "..."
-                    lines.append(_paint(f"      {k}: {val}", "2", color))
+                    lines.append(_paint(f"      {terminal(k, newlines=False)}: {val}", "2", color))
         lines.append("")
     head = verdict(report, strict)
     code = "31" if head == "PROBLEMS FOUND" else "33" if "WARN" in head else "32"

@@ -8,25 +8,22 @@ problem was found and what the paste did (not) show.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from envdoctor.core.redact import _ASSIGN, _BEARER, _TOKENS, REDACTED, Scrubber, scrub_url_credentials, secret_values
+from envdoctor.core.scrub import scrub
 from envdoctor.core.triage import Cause, Triage
 from envdoctor.core.version import __version__
+from envdoctor.reporters.escape import md_block, md_code, md_prose, md_text, terminal
 
 TRIAGE_SCHEMA_VERSION = "1.0"
 
 
-def scrub_text(text: str) -> str:
-    """Secrets a paste may hold: known token shapes, credentials in URLs, NAME=value of a
-    secret-looking NAME, this machine's secret values. Not the "long random string" rule of
-    reports: a paste's mangled C++ symbols and hashes are the evidence."""
-    for lit in secret_values(os.environ):
-        text = text.replace(lit, REDACTED)
-    text = _TOKENS.sub(REDACTED, scrub_url_credentials(text))
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-    return _ASSIGN.sub(Scrubber._assignment, text)
+def scrubbed(t: Triage) -> Triage:
+    """The triage with every secret a paste may hold hidden, before any form is written (known
+    token shapes, credentials in URLs, secret assignments, this machine's secret values). Not
+    the "long random string" rule of reports: a paste's mangled C++ symbols and hashes are the
+    evidence."""
+    return scrub(t, key_rule=False, random=False)
 
 
 MAX_ASKS = 5  # the text and markdown answers; JSON has them all
@@ -67,7 +64,8 @@ def to_dict(t: Triage, source: str) -> dict[str, Any]:
 
 
 def render_json(t: Triage, source: str) -> str:
-    return scrub_text(json.dumps(to_dict(t, source), indent=2, ensure_ascii=False)) + "\n"
+    # Scrubbed as data, then serialised: the JSON stays valid whatever a secret's shape.
+    return json.dumps(scrub(to_dict(t, source), key_rule=False, random=False), indent=2) + "\n"
 
 
 def _seen_lines(t: Triage, limit: int = 8) -> list[str]:
@@ -95,6 +93,7 @@ def _headline(t: Triage) -> str:
 
 
 def render_text(t: Triage, source: str) -> str:
+    t, source = scrubbed(t), scrub(source, random=False)
     out = [f"envdoctor triage: {source}", f"Read: {', '.join(t.kinds) or 'nothing recognisable'}", ""]
     head = _headline(t)
     top = [c for c in t.causes if c.is_problem] if t.found else []
@@ -119,16 +118,15 @@ def render_text(t: Triage, source: str) -> str:
     out += ["", _counts(t)]
     out += [f"note: {n}" for n in t.notes]
     out += [f"plugin problem: {p.message}" for p in t.problems]
-    return scrub_text("\n".join(out)) + "\n"
+    return terminal("\n".join(out)) + "\n"  # the paste's text shown inert: no escape sequence acts
 
 
 def _fence(lines: list[str] | tuple[str, ...], lang: str = "text") -> list[str]:
-    body = "\n".join(lines)
-    tick = "````" if "```" in body else "```"
-    return [f"{tick}{lang}", body, tick]
+    return md_block("\n".join(terminal(x, newlines=False) for x in lines), lang)
 
 
 def render_markdown(t: Triage, source: str) -> str:
+    t = scrubbed(t)
     out: list[str] = []
     head = _headline(t)
     if head:
@@ -138,25 +136,25 @@ def render_markdown(t: Triage, source: str) -> str:
     else:
         c = next(x for x in t.causes if x.is_problem)
         out += [
-            f"**Likely cause:** {c.summary}",
+            f"**Likely cause:** {md_text(c.summary, cap=False)}",
             "",
-            f"<sub>{c.confidence} confidence ({c.basis}); `{c.cause_id}`, judged by `{c.check}`</sub>",
+            f"<sub>{md_text(c.confidence)} confidence ({md_text(c.basis)}); {md_code(c.cause_id)}, judged by {md_code(c.check)}</sub>",
             "",
         ]
         if c.evidence:
             out += ["**Evidence** from the paste:", ""] + _fence(c.evidence) + [""]
         if c.fix or c.fixes:
-            out += ["**Fix:**", "", *c.fix.splitlines()]
+            out += ["**Fix:**", "", *(md_prose(x) for x in c.fix.splitlines())]
             out += ([""] + _fence([f.command for f in c.fixes], "bash")) if c.fixes else []
             out += [""]
         others = [x for x in t.causes[1:] if x.is_problem]
         if others:
-            out += ["**Also seen:**", ""] + [f"- {x.summary}" for x in others[:3]] + [""]
+            out += ["**Also seen:**", ""] + [f"- {md_text(x.summary, cap=False)}" for x in others[:3]] + [""]
     if t.asks:
         lead = "If that does not solve it, please share:" if t.found else "To look further, please share:"
-        out += [lead, ""] + [f"- {a}" for a in t.asks[:MAX_ASKS]] + [""]
-    out.append(f"<sub>Triaged with `envdoctor triage` {__version__}: {_counts(t)}.</sub>")
-    return scrub_text("\n".join(out)) + "\n"
+        out += [lead, ""] + [f"- {md_prose(a)}" for a in t.asks[:MAX_ASKS]] + [""]
+    out.append(f"<sub>Triaged with `envdoctor triage` {__version__}: {md_text(_counts(t))}.</sub>")
+    return "\n".join(out) + "\n"
 
 
 def render(t: Triage, fmt: str, source: str) -> str:
