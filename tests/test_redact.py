@@ -380,3 +380,264 @@ def test_redact_hides_network_mount_servers():
     out = redact_report(r, Identity())
     text = json.dumps([out.facts, out.results[0].message])
     assert "filer07" not in text and "smbhost9" not in text and "<host>" in text
+
+
+# ------------------------------------------------------------------ the table of secret shapes
+
+from tests.secret_shapes import ENV_SECRETS, ORDINARY, SHAPES  # noqa: E402
+
+ALL_CANARIES = tuple(c for _, _, cs in SHAPES for c in cs) + tuple(c for _, cs in ENV_SECRETS.values() for c in cs)
+SCHEMAS = Path(__file__).parent.parent / "envdoctor" / "schema"
+
+
+def _assert_no_canary(text: str, where: str) -> None:
+    leaked = [c for c in ALL_CANARIES if c in text]
+    assert not leaked, f"{leaked[:5]} leaked in {where}"
+
+
+def test_the_table_covers_every_kind_with_enough_shapes():
+    assert len(SHAPES) >= 60 and len({i for i, _, _ in SHAPES}) == len(SHAPES)
+    for cs in (cs for _, _, cs in SHAPES):
+        assert all(c.isalnum() for c in cs)  # no format's escaping can hide a leak from the check
+
+
+@pytest.mark.parametrize("random", [True, False], ids=["report", "paste"])
+@pytest.mark.parametrize("shape", SHAPES, ids=[s[0] for s in SHAPES])
+def test_every_secret_shape_is_hidden(shape, random):
+    _, text, canaries = shape
+    out = Scrubber(random=random).text(text)
+    for c in canaries:
+        assert c not in out, out
+    assert REDACTED in out or "***@" in out
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_facts_are_never_redacted(text):
+    assert Scrubber().text(text) == text
+    assert Scrubber(random=False).text(text) == text
+
+
+def test_secrets_by_value_from_variables_whose_names_do_not_look_secret():
+    env = {k: v for k, (v, _) in ENV_SECRETS.items()}
+    s = Scrubber(secret_values(env))
+    for name, (value, canaries) in ENV_SECRETS.items():
+        for c in canaries:
+            # printed bare, URL-encoded, base64-encoded, or broken across two lines
+            import base64
+            from urllib.parse import quote
+
+            for form in (c, quote(value, safe=""), base64.b64encode(c.encode()).decode(), c[:7] + "\n" + c[7:]):
+                assert c not in s.text(f"plugin says {form} done"), (name, form)
+                assert form not in s.text(f"plugin says {form} done") or len(form) < 5, (name, form)
+
+
+def test_scrub_takes_any_structure_and_keeps_its_shape():
+    from dataclasses import dataclass
+
+    from envdoctor.core.scrub import scrub
+
+    @dataclass(frozen=True)
+    class Row:
+        name: str
+        lines: tuple[str, ...]
+        status: Status
+
+    row = Row("x", ("url https://h.example.com/?token=QtokC4n4ry11", "ok"), Status.FAIL)
+    out = scrub({"rows": [row], "n": 3, "MY_TOKEN": "abc12345"}, {})
+    assert out["n"] == 3 and out["MY_TOKEN"] == REDACTED
+    assert isinstance(out["rows"][0], Row) and out["rows"][0].status is Status.FAIL
+    assert out["rows"][0].lines == ("url https://h.example.com/?token=<redacted>", "ok")
+
+
+SHAPE_PLUGIN = """
+import json, os
+from envdoctor import Item, check, fail
+from envdoctor.core.api import Status
+
+SHAPES = json.loads({shapes!r})
+
+
+@check("leak.shapes")
+def shapes():
+    \"\"\"A plugin that prints every secret shape\"\"\"
+    env = {{k: os.environ.get(k, "") for k in {env_names!r}}}
+    return fail(
+        " ; ".join(SHAPES[:30]) + " env " + " ".join(env.values()),
+        hint=" ; ".join(SHAPES[30:]),
+        details={{**{{f"d{{i}}": s for i, s in enumerate(SHAPES)}}, "env": env}},
+        items=[Item(f"s{{i}}", Status.FAIL, s) for i, s in enumerate(SHAPES)],
+    )
+"""
+
+
+@pytest.fixture(scope="module")
+def shape_plugin_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("shapes")
+    (d / "shapes.py").write_text(SHAPE_PLUGIN.format(shapes=json.dumps([t for _, t, _ in SHAPES]), env_names=sorted(ENV_SECRETS)))
+    return d
+
+
+def _shape_env() -> dict[str, str]:
+    return {k: v for k, (v, _) in ENV_SECRETS.items()}
+
+
+@pytest.mark.parametrize("args", [["-f", "text"], ["-f", "text", "-v"], ["-f", "json"], ["-f", "markdown"], ["-f", "junit"]], ids=lambda a: "-".join(a))
+def test_every_shape_hidden_in_every_format_of_check(args, shape_plugin_dir):
+    done = run_cli("check", "--checks-path", str(shape_plugin_dir), "-s", "leak,system.environment", *args, env=_shape_env())
+    assert done.returncode == 1, done.stderr
+    assert "leak.shapes" in done.stdout or "A plugin that prints every secret shape" in done.stdout
+    _assert_no_canary(done.stdout + done.stderr, " ".join(args))
+    if "json" in args:
+        import jsonschema
+
+        data = json.loads(done.stdout)
+        jsonschema.Draft202012Validator(json.loads((SCHEMAS / "report.schema.json").read_text())).validate(data)
+        # the variables envdoctor records are there, without their secret parts
+        env_vars = data["facts"]["env_vars"]
+        assert env_vars["PIP_INDEX_URL"] == "https://***@pkgs.example.com/simple"
+        assert env_vars["TRITON_NOTIFY_HOOK"] == "https://hooks.slack.com/services/<redacted>"
+    if "junit" in args:
+        import xml.etree.ElementTree as ET
+
+        ET.fromstring(done.stdout.split("\n", 1)[1])
+
+
+def _shape_report(path: Path, name: str, messages: list[str], env_vars: dict) -> None:
+    data = {
+        "schema_version": "1.0",
+        "tool": {"name": "envdoctor", "version": "0.1.0"},
+        "started_at": "2026-12-01T00:00:00+00:00",
+        "duration_s": 1.0,
+        "platform": {"hostname": name, "summary": "Linux"},
+        "options": {},
+        "summary": {"pass": 0, "warn": 0, "fail": len(messages), "skip": 0, "error": 0, "total": len(messages), "healthy": False},
+        "results": [
+            {"id": f"x.c{i}", "title": "t", "area": "x", "status": "fail", "message": m, "hint": m, "tags": [], "source": "p",
+             "duration_s": 0.1, "details": {"v": m}, "items": [{"name": "i", "status": "fail", "message": m}], "fixes": []}
+            for i, m in enumerate(messages)
+        ],
+        "facts": {"env_vars": env_vars, "dists": {"torch": {"name": "torch", "version": "2.5.1"}}},
+    }  # fmt: skip
+    path.write_text(json.dumps(data))
+
+
+@pytest.fixture()
+def shape_reports(tmp_path) -> tuple[Path, Path]:
+    shapes = [t for _, t, _ in SHAPES]
+    env = {k: v for k, (v, _) in ENV_SECRETS.items()}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    _shape_report(a, "n1", ["ok"], {})
+    _shape_report(b, "n2", shapes, env)
+    return a, b
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_every_shape_hidden_in_diff(fmt, shape_reports, monkeypatch):
+    from envdoctor.cli import cli
+
+    for k in ENV_SECRETS:  # by shape alone: this machine knows none of those values
+        monkeypatch.delenv(k, raising=False)
+    a, b = shape_reports
+    result = CliRunner().invoke(cli, ["diff", str(a), str(b), "--format", fmt])
+    assert result.exit_code in (0, 1), result.output
+    _assert_no_canary(result.output, f"diff {fmt}")
+    if fmt == "json":
+        import jsonschema
+
+        jsonschema.Draft202012Validator(json.loads((SCHEMAS / "diff.schema.json").read_text())).validate(json.loads(result.output))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_every_shape_hidden_in_fleet(fmt, shape_reports):
+    from envdoctor.cli import cli
+
+    result = CliRunner().invoke(cli, ["fleet", *map(str, shape_reports), "--format", fmt])
+    assert result.exit_code in (0, 1), result.output
+    _assert_no_canary(result.output, f"fleet {fmt}")
+    if fmt == "json":
+        json.loads(result.output)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_every_shape_hidden_in_triage(fmt, tmp_path):
+    from envdoctor.cli import cli
+
+    paste = tmp_path / "paste.txt"
+    error = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    paste.write_text("\n".join([*(f"{error} {t}" for _, t, _ in SHAPES if "\n" not in t), *(t for _, t, _ in SHAPES)]))
+    result = CliRunner().invoke(cli, ["triage", str(paste), "-f", fmt])
+    assert result.exit_code == 1, result.output
+    _assert_no_canary(result.output, f"triage {fmt}")
+    if fmt == "json":
+        import jsonschema
+
+        data = json.loads(result.output)
+        jsonschema.Draft202012Validator(json.loads((SCHEMAS / "triage.schema.json").read_text())).validate(data)
+        assert any(REDACTED in line for c in data["causes"] for line in c["evidence"])  # the evidence was quoted, scrubbed
+
+
+def test_baseline_writes_hide_every_shape(tmp_path, monkeypatch):
+    from envdoctor.sources.baseline import write_baseline
+
+    for k in ENV_SECRETS:
+        monkeypatch.delenv(k, raising=False)
+    path = tmp_path / "b.json"
+    facts = {"env_vars": {k: v for k, (v, _) in ENV_SECRETS.items()}, "notes": {f"n{i}": t for i, (_, t, _) in enumerate(SHAPES)}}
+    write_baseline(str(path), facts)
+    text = path.read_text()
+    json.loads(text)
+    _assert_no_canary(text, "baseline")
+
+
+def test_scrubbing_is_linear_on_hostile_inputs():
+    """Each rule's worst case, 200 KB long: a super-linear rule would not finish here."""
+    s = Scrubber(("canaryvalue1",))
+    for text in (
+        "a" * 200_000,
+        "a=" * 100_000,
+        "-" * 200_000,
+        "x://" + "@a" * 100_000,
+        "https://h/" + "a/" * 100_000,
+        "https://h/?" + "a=b&" * 50_000,
+        "%41" * 70_000,
+        "A" * 200_000 + "=",
+        "mysql " + "x " * 100_000,
+        "login " * 40_000,
+        "-----BEGIN PRIVATE KEY-----" * 8_000,
+        '"k": "' * 40_000,
+        "eyJ" + "a" * 100_000 + "." * 3,
+        "0123456789abcdef" * 12_000,
+        ("a" * 30 + "\n") * 7_000,
+    ):
+        out = s.text(text)
+        assert isinstance(out, str) and len(out) <= len(text) + 64 * (1 + text.count("@") + text.count("="))
+
+
+CORPUS = Path(__file__).parent / "fixtures" / "triage"
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in CORPUS.glob("*.txt")), ids=lambda n: n[:3])
+def test_triage_json_is_valid_for_every_corpus_paste_with_secrets_in_its_lines(case):
+    """The JSON answer was scrubbed after serialising: a ``token=...`` or ``password="..."`` in
+    an evidence line swallowed the closing quote. Now scrubbed as data first, for every paste."""
+    import jsonschema
+
+    from envdoctor.core.registry import discover
+    from envdoctor.core.triage import triage
+    from envdoctor.reporters.triage import render_json
+    from envdoctor.sources import read_paste
+
+    text = (CORPUS / case).read_text(encoding="utf-8")
+    for suffix in ("", ' token=abc123def password="pw, x" Authorization: Bearer abcdef123456 api_key=\'k1\''):
+        pasted = "\n".join(line + suffix for line in text.splitlines())
+        t = triage(_REGISTRY(discover), read_paste(pasted), pasted)
+        data = json.loads(render_json(t, case))
+        jsonschema.Draft202012Validator(json.loads((SCHEMAS / "triage.schema.json").read_text())).validate(data)
+        out = json.dumps(data)
+        assert "abc123def" not in out and "pw, x" not in out and "abcdef123456" not in out
+
+
+def _REGISTRY(discover, _cache={}):  # noqa: B006,N802 - one registry for the corpus
+    if "reg" not in _cache:
+        _cache["reg"] = discover(())
+    return _cache["reg"]

@@ -180,20 +180,25 @@ _WEBHOOK_BARE = re.compile(
 )
 
 # NAME=value / NAME: value in free text (a plugin echoing a command line or an env dump).
+# The value is only looked at (a lookahead), so that in "configuration: token=abc" the
+# assignment inside a value is judged too.
 _ASSIGN = re.compile(
-    r"(?<![\w])([A-Za-z_][A-Za-z0-9_\-]{0,127})([ \t]{0,4}[=:][ \t]{0,4})(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s,;&]{1,4096})"
+    r"(?<![\w])([A-Za-z_][A-Za-z0-9_\-]{0,127})([ \t]{0,4}[=:][ \t]{0,4})(?=(\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|[^\s,;&]{1,1024}))"
 )
 # "name": value / 'name': value (JSON or a dict's repr inside a value).
 _QUOTED_ASSIGN = re.compile(
     r"([\"'])([A-Za-z_][\w.\-]{0,127})\1(\s{0,4}[:=]\s{0,4})(?![{\[])"
     r"(\"(?:[^\"\\\n]|\\.){0,8192}\"|'(?:[^'\\\n]|\\.){0,8192}'|[^\s,;}\]]{1,4096})"
 )
+_SCHEMES = r"(?:Bearer|Basic|Token|Digest|Negotiate|AWS4-HMAC-SHA256|Splunk|Key)[ \t]+"
+# A header's value: a scheme word and one token; a cookie header's: the rest of the line.
 _HEADER = re.compile(
-    r"(?<![\w\-])((?:Proxy-)?Authorization|(?:Set-)?Cookie|[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){1,5})"
-    r"([ \t]{0,4}:[ \t]{0,4})(?!//)([^\r\n\"'\\]{1,4096})",
+    r"(?<![\w\-])((?:Proxy-)?Authorization|[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){1,5})"
+    rf"([ \t]{{0,4}}:[ \t]{{0,4}})(?!//)((?:{_SCHEMES})?)([^\s\"'\\,;]{{1,4096}})",
     re.IGNORECASE,
 )
-_SCHEME_WORD = re.compile(r"(?i)(?:Bearer|Basic|Token|Digest|Negotiate|AWS4-HMAC-SHA256|Splunk|Key)[ \t]+")
+_COOKIE = re.compile(r"(?<![\w\-])((?:Set-)?Cookie[ \t]{0,4}:[ \t]{0,4})([^\r\n\"'\\]{1,4096})", re.IGNORECASE)
+_SCHEME_WORD = re.compile(r"(?i)" + _SCHEMES)
 _BEARER = re.compile(r"\b(Bearer|Basic|Token)[ \t]+(?=[A-Za-z0-9._~+/\-]{0,4095}[0-9=+/_\-])[A-Za-z0-9._~+/\-]{8,4096}=*", re.IGNORECASE)
 _FLAG = re.compile(r"(?<![\w\-])(--[A-Za-z][\w\-]{0,63})(=|[ \t]{1,8})(?!-)(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s\"']{1,4096})")
 _PW_COMMANDS = (
@@ -210,7 +215,7 @@ _URLENCODED = re.compile(r"(?<![^\s\"'<>])[^\s\"'<>%]{0,4096}(?:%[0-9A-Fa-f]{2}[
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{16,8192}={0,2}(?![A-Za-z0-9+/=_\-])")
 _BASIC_PAIR = re.compile(r"[!-9;-~]{1,256}:[!-~]{3,512}")
 # Candidates for "long random string": no '/' or '.', so paths and versions never match whole.
-_RANDOM = re.compile(r"(?<![A-Za-z0-9+_=\-])[A-Za-z0-9+_=\-]{32,8192}")
+_RANDOM = re.compile(r"(?<![A-Za-z0-9+_=\-])[A-Za-z0-9+_\-]{32,8192}={0,2}(?![A-Za-z0-9+_=\-])")
 _ABS_PATH = re.compile(r"^/[\w.\-/]{0,4096}$")
 
 
@@ -236,10 +241,13 @@ def looks_random(s: str) -> bool:
     )
 
 
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=]{1,8192}")
+
+
 def _tokenish(s: str) -> bool:
     """A URL path segment or query value that is a credential: a known token shape, a long
     random string, or 20+ letters and digits mixed as no word is (>= 3 of each class)."""
-    if _TOKENS.fullmatch(s) or looks_random(s):
+    if _TOKENS.fullmatch(s) or (_TOKEN_CHARS.fullmatch(s) and looks_random(s)):
         return True
     if len(s) < 20 or not s.isalnum():
         return False
@@ -262,7 +270,7 @@ def _plain_value(v: str) -> bool:
 def _url_userinfo(scheme: str, rest: str, hide: Callable[[str], str]) -> tuple[str, str]:
     """(``scheme://***@`` or ``scheme://``, the rest after the user info). The user info runs to
     the LAST '@' of the address that is followed by a host ('@' and '/' in a password)."""
-    colon, slash = rest.find(":"), rest.find("/")
+    colon, slash, inner = rest.find(":"), rest.find("/"), rest.find("://")
     hpp = _HOST_PORT_PATH.match(rest)
     at = rest.rfind("@")
     for _ in range(16):  # bounded: an address with thousands of '@' is no address
@@ -271,7 +279,8 @@ def _url_userinfo(scheme: str, rest: str, hide: Callable[[str], str]) -> tuple[s
         # "host/path@ref" (pip's git+https://github.com/o/r@v1) is no userinfo: it has a '/' and
         # no ':' before the '@'; nor is "host:8080/path@ref". "user:pa/ss@host" is one.
         has_colon, has_slash = 0 <= colon < at, 0 <= slash < at
-        if _HOST_AFTER.match(rest, at + 1) and (has_colon or not has_slash) and not (hpp and hpp.end() <= at):
+        nested = 0 <= inner < at  # the '@' belongs to a URL inside this one (?next=https://u:p@h)
+        if _HOST_AFTER.match(rest, at + 1) and (has_colon or not has_slash) and not (hpp and hpp.end() <= at) and not nested:
             userinfo = rest[:at]
             hide(userinfo)
             if has_colon:
@@ -293,7 +302,8 @@ def _url_path(host: str, path: str, hide: Callable[[str], str]) -> str:
         if low in _HOOK_MARKERS or (low == "services" and low_host.startswith("hooks.")):
             rest = "/".join(segs[i + 1 :])
             if rest.strip("/"):
-                hide(rest)
+                for part in [rest, *segs[i + 1 :]]:  # each part is a secret by value elsewhere
+                    hide(part)
                 return "/".join([*segs[: i + 1], REDACTED])
         if (i == 1 and token_host) or prev in _AFTER_NAME or _tokenish(seg) or re.fullmatch(r"bot\d{6,12}:[\w\-]{30,64}", seg):
             segs[i] = hide(seg)
@@ -304,10 +314,12 @@ def _url_params(query: str, hide: Callable[[str], str]) -> str:
     out = []
     for part in re.split(r"([&;])", query):
         name, eq, value = part.partition("=")
-        if eq and value and value != REDACTED:
+        if eq and value and value != REDACTED and not _plain_value(value):
             low = unquote(name).lower()
             if _text_name(name) or low in _URL_PARAMS or _tokenish(unquote(value)):
                 part = f"{name}={hide(value)}"
+            elif "://" in value:  # a URL in a parameter (a redirect target) is a URL too
+                part = f"{name}=" + _URL.sub(lambda m: _scrub_url(m, hide), value)
         out.append(part)
     return "".join(out)
 
@@ -359,9 +371,10 @@ class Scrubber:
         s = _BARE_CREDS.sub(lambda m: _bare_creds(m, hide), s)
         s = _TOKENS.sub(lambda m: hide(m.group(0)), s)
         s = _HEADER.sub(lambda m: self._header(m, hide), s)
+        s = _COOKIE.sub(lambda m: m.group(1) + hide(m.group(2).rstrip()) if not m.group(2).startswith(REDACTED) else m.group(0), s)
         s = _BEARER.sub(lambda m: f"{m.group(1)} {hide(m.group(0)[len(m.group(1)) :].strip())}", s)
         s = _QUOTED_ASSIGN.sub(lambda m: self._quoted(m, hide), s)
-        s = _ASSIGN.sub(lambda m: self._assignment(m, hide), s)
+        s = _assignments(s, hide)
         s = self._command_lines(s, hide)
         s = _HEX40.sub(lambda m: self._hex(m, hide), s)
         if decode:
@@ -391,15 +404,10 @@ class Scrubber:
 
     @staticmethod
     def _header(m: re.Match, hide: Callable[[str], str]) -> str:
-        name, sep, value = m.groups()
-        if not is_secret_key(name) or _plain_value(value):
+        name, sep, scheme, value = m.groups()
+        if not is_secret_key(name) or _plain_value(value) or value.startswith(REDACTED):
             return m.group(0)
-        scheme = _SCHEME_WORD.match(value)
-        head = scheme.group(0) if scheme and len(value) > scheme.end() else ""
-        secret = value[len(head) :].rstrip()
-        if secret.startswith(REDACTED):
-            return m.group(0)
-        return f"{name}{sep}{head}{hide(secret)}{value[len(head) + len(secret) :]}"
+        return f"{name}{sep}{scheme}{hide(value)}"
 
     @staticmethod
     def _quoted(m: re.Match, hide: Callable[[str], str]) -> str:
@@ -412,13 +420,6 @@ class Scrubber:
         hidden = head + hide(inner[len(head) :])
         return f"{q}{name}{q}{sep}" + (f"{value[0]}{hidden}{value[0]}" if inner is not value else hidden)
 
-    @staticmethod
-    def _assignment(m: re.Match, hide: Callable[[str], str] | None = None) -> str:
-        name, sep, value = m.groups()
-        # "Authorization: Bearer <redacted>" keeps its scheme word; the token went already.
-        if not _text_name(name) or _plain_value(value) or value.startswith(REDACTED):
-            return m.group(0)
-        return f"{name}{sep}{(hide or (lambda x: REDACTED))(value)}"
 
     @staticmethod
     def _flag(m: re.Match, hide: Callable[[str], str]) -> str:
@@ -461,6 +462,19 @@ class Scrubber:
         if _BASIC_PAIR.fullmatch(dec) or self.scrub_text(dec, lambda x: REDACTED, decode=False) != dec:
             return hide(raw)
         return raw
+
+
+def _assignments(s: str, hide: Callable[[str], str]) -> str:
+    """NAME=value and NAME: value of a secret name: the value goes. "Authorization: Bearer
+    <redacted>" keeps its scheme word (the token went already)."""
+    out, pos = [], 0
+    for m in _ASSIGN.finditer(s):
+        name, sep, value = m.groups()
+        if m.start() < pos or not _text_name(name) or _plain_value(value) or value.startswith(REDACTED):
+            continue
+        out += [s[pos : m.start()], name, sep, hide(value)]
+        pos = m.end() + len(value)
+    return "".join(out) + s[pos:] if out else s
 
 
 def _bare_creds(m: re.Match, hide: Callable[[str], str]) -> str:
@@ -513,7 +527,7 @@ def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
             continue
         if is_secret_key(k):
             vals.add(v)
-        elif len(v) <= 65536:
+        if len(v) <= 65536:  # and its secret parts, printed alone (a connection string's key)
             vals |= {f for f in finder.found(v) if len(f) >= 5}
     vals = {v for v in vals if REDACTED not in v}
     return tuple(sorted(vals, key=len, reverse=True))
