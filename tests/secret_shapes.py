@@ -17,20 +17,44 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("query-token", "https://api.example.com/v1/data?token=QtokC4n4ry11&x=1", ("QtokC4n4ry11",)),
     ("query-access-token", "https://api.example.com/cb?access_token=AccC4n4ryTok22", ("AccC4n4ryTok22",)),
     ("query-password", "https://db.example.com/?password=PwdC4n4ry33", ("PwdC4n4ry33",)),
-    ("sas-sig", "https://acct.blob.core.windows.net/c/f.bin?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig=SasC4n4ry44abcd%2Bef%3D", ("SasC4n4ry44abcd",)),
-    ("amz-signature", "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=0a1b2c3dC4n4ry55sig", ("C4n4ry55sig",)),
+    (
+        "sas-sig",
+        "https://acct.blob.core.windows.net/c/f.bin?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig=SasC4n4ry44abcd%2Bef%3D",
+        ("SasC4n4ry44abcd",),
+    ),
+    (
+        "amz-signature",
+        "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=0a1b2c3dC4n4ry55sig",
+        ("C4n4ry55sig",),
+    ),
     ("query-key", "https://maps.googleapis.com/maps/api/js?key=GkeyC4n4ry66", ("GkeyC4n4ry66",)),
     ("fragment-token", "https://x.example.com/oauth/cb#access_token=FragC4n4ry77&token_type=bearer", ("FragC4n4ry77",)),
     ("query-api-key", "https://x.example.com/api?api_key=ApiC4n4ry88", ("ApiC4n4ry88",)),
     ("query-apikey", "https://x.example.com/api?apikey=ApkC4n4ry99", ("ApkC4n4ry99",)),
     ("query-client-secret", "https://x.example.com/api?client_id=app&client_secret=CsecC4n4ry10", ("CsecC4n4ry10",)),
     ("query-pwd", "https://x.example.com/login?user=bob&pwd=PwdC4n4ry12", ("PwdC4n4ry12",)),
-    ("goog-signature", "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature=GoogC4n4ry13abcdef", ("GoogC4n4ry13abcdef",)),
+    (
+        "goog-signature",
+        "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature=GoogC4n4ry13abcdef",
+        ("GoogC4n4ry13abcdef",),
+    ),
     # credentials in a URL's user info (package indexes, remotes, brokers)
-    ("pypi-token-url", "https://__token__:pypi-AgEIcHlwaS5vcmcC4n4ry14abcdefghijklmnopqrstuvwxyz0123456789@upload.pypi.org/legacy/", ("C4n4ry14",)),
+    (
+        "pypi-token-url",
+        "https://__token__:pypi-AgEIcHlwaS5vcmcC4n4ry14abcdefghijklmnopqrstuvwxyz0123456789@upload.pypi.org/legacy/",
+        ("C4n4ry14",),
+    ),
     ("azure-devops-url", "https://build:PatC4n4ry15xyz@pkgs.dev.azure.com/org/proj/_packaging/feed/pypi/simple/", ("PatC4n4ry15xyz",)),
-    ("gitlab-deploy-url", "https://gitlab+deploy-token-42:gldt-DepC4n4ry16abcdefghij@gitlab.com/api/v4/projects/42/packages/pypi/simple", ("DepC4n4ry16",)),
-    ("gitlab-pat-url", "https://__token__:glpat-GlpC4n4ry17abcdefghij@gitlab.example.com/api/v4/projects/7/packages/pypi/simple", ("GlpC4n4ry17",)),
+    (
+        "gitlab-deploy-url",
+        "https://gitlab+deploy-token-42:gldt-DepC4n4ry16abcdefghij@gitlab.com/api/v4/projects/42/packages/pypi/simple",
+        ("DepC4n4ry16",),
+    ),
+    (
+        "gitlab-pat-url",
+        "https://__token__:glpat-GlpC4n4ry17abcdefghij@gitlab.example.com/api/v4/projects/7/packages/pypi/simple",
+        ("GlpC4n4ry17",),
+    ),
     ("oauth2-remote", "https://oauth2:TokC4n4ry18@git.example.com/org/repo.git", ("TokC4n4ry18",)),
     ("token-only-userinfo", "https://ghp_GhpC4n4ry19abcdefghijklmnopqrstu@github.com/org/repo.git", ("GhpC4n4ry19",)),
     ("redis-password-url", "redis://:RedisC4n4ry23@cache.internal:6379/0", ("RedisC4n4ry23",)),
@@ -41,7 +65,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("cloudsmith-path", "https://dl.cloudsmith.io/CsmC4n4ry21xy/acme/repo/python/simple/", ("CsmC4n4ry21xy",)),
     ("packagecloud-path", "https://packagecloud.io/PkgC4n4ry22abcdef/acme/pypi/simple", ("PkgC4n4ry22abcdef",)),
     ("slack-webhook", "https://hooks.slack.com/services/T0C4N4RY25/B0C4N4RY25/SlkC4n4ry25abcdefghijkl", ("SlkC4n4ry25", "B0C4N4RY25")),
-    ("discord-webhook", "https://discord.com/api/webhooks/112233445566778899/DscC4n4ry26-abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKL", ("DscC4n4ry26",)),
+    (
+        "discord-webhook",
+        "https://discord.com/api/webhooks/112233445566778899/DscC4n4ry26-abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKL",
+        ("DscC4n4ry26",),
+    ),
     (
         "teams-webhook",
         "https://acme.webhook.office.com/webhookb2/0a1b2c3d-1111-2222-3333-444455556666@7a8b9c0d-1111-2222-3333-444455556666"
@@ -52,7 +80,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("zapier-hook", "https://hooks.zapier.com/hooks/catch/123456/ZapC4n4ry29/", ("ZapC4n4ry29",)),
     ("telegram-bot-url", "https://api.telegram.org/bot123456789:AAHTgC4n4ry30abcdefghijklmnopqrstuv/sendMessage", ("C4n4ry30",)),
     ("slack-webhook-bare", "notify hooks.slack.com/services/T0C4N4RY31/B0C4N4RY31/SlkC4n4ry31bare on failure", ("SlkC4n4ry31bare",)),
-    ("google-chat-hook", "https://chat.googleapis.com/v1/spaces/AAAA/messages?key=GchkC4n4ry32&token=GchC4n4ry32abc", ("GchC4n4ry32abc", "GchkC4n4ry32")),
+    (
+        "google-chat-hook",
+        "https://chat.googleapis.com/v1/spaces/AAAA/messages?key=GchkC4n4ry32&token=GchC4n4ry32abc",
+        ("GchC4n4ry32abc", "GchkC4n4ry32"),
+    ),
     (
         "logic-app-hook",
         "https://prod-00.westus.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01&sv=1.0&sig=LogicC4n4ry33abc",
@@ -123,7 +155,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("sentry-dsn", "https://SentC4n4ry83abcdef@o123.ingest.sentry.io/42", ("SentC4n4ry83abcdef",)),
     # private-key blocks
     ("pem-rsa", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAPemC4n4ry71\n-----END RSA PRIVATE KEY-----", ("PemC4n4ry71",)),
-    ("openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUOsshC4n4ry72\n-----END OPENSSH PRIVATE KEY-----", ("OsshC4n4ry72",)),
+    (
+        "openssh",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUOsshC4n4ry72\n-----END OPENSSH PRIVATE KEY-----",
+        ("OsshC4n4ry72",),
+    ),
     ("pgp", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGPgpC4n4ry73\n-----END PGP PRIVATE KEY BLOCK-----", ("GPgpC4n4ry73",)),
     # encoded or broken
     ("base64-basic-pair", "auth dXNlcjpCNjRDNG40cnk3NA==", ("dXNlcjpCNjRDNG40cnk3NA",)),

@@ -97,7 +97,9 @@ def test_triage_shows_a_hostile_paste_inert(fmt, tmp_path):
 def test_check_verbose_shows_environment_values_inert():
     from envdoctor.cli import cli
 
-    result = CliRunner().invoke(cli, ["check", "-s", "system.environment", "-v", "-f", "text"], env={"TORCH_LOGS": HOSTILE.replace("\udcff", "")})
+    result = CliRunner().invoke(
+        cli, ["check", "-s", "system.environment", "-v", "-f", "text"], env={"TORCH_LOGS": HOSTILE.replace("\udcff", "")}
+    )
     assert result.exit_code in (0, 1), result.output
     assert "TORCH_LOGS" in result.output and "\\x1b]8;;" in result.output
     assert not RAW.search(result.output)

@@ -481,7 +481,9 @@ def _shape_env() -> dict[str, str]:
     return {k: v for k, (v, _) in ENV_SECRETS.items()}
 
 
-@pytest.mark.parametrize("args", [["-f", "text"], ["-f", "text", "-v"], ["-f", "json"], ["-f", "markdown"], ["-f", "junit"]], ids=lambda a: "-".join(a))
+@pytest.mark.parametrize(
+    "args", [["-f", "text"], ["-f", "text", "-v"], ["-f", "json"], ["-f", "markdown"], ["-f", "junit"]], ids=lambda a: "-".join(a)
+)
 def test_every_shape_hidden_in_every_format_of_check(args, shape_plugin_dir):
     done = run_cli("check", "--checks-path", str(shape_plugin_dir), "-s", "leak,system.environment", *args, env=_shape_env())
     assert done.returncode == 1, done.stderr
@@ -628,7 +630,7 @@ def test_triage_json_is_valid_for_every_corpus_paste_with_secrets_in_its_lines(c
     from envdoctor.sources import read_paste
 
     text = (CORPUS / case).read_text(encoding="utf-8")
-    for suffix in ("", ' token=abc123def password="pw, x" Authorization: Bearer abcdef123456 api_key=\'k1\''):
+    for suffix in ("", " token=abc123def password=\"pw, x\" Authorization: Bearer abcdef123456 api_key='k1'"):
         pasted = "\n".join(line + suffix for line in text.splitlines())
         t = triage(_REGISTRY(discover), read_paste(pasted), pasted)
         data = json.loads(render_json(t, case))

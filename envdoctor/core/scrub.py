@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -90,6 +91,7 @@ _SEGMENTS = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 
 
+@lru_cache(maxsize=8192)  # names repeat: every report has the same keys
 def is_secret_key(key: str) -> bool:
     """A name whose value is a secret: an env-like name with a secret word in it, or a key with
     a secret segment (``api_key``, ``AccountKey``, ``privateKeyId``, ``X-API-Key``)."""
@@ -111,7 +113,7 @@ _FLAG_TAILS = frozenset({"file", "path", "dir", "env", "stdin", "cmd", "command"
 
 
 def _text_name(name: str) -> bool:
-    return is_secret_key(name) or name.lower() in _TEXT_NAMES
+    return len(name) > 1 and (is_secret_key(name) or name.lower() in _TEXT_NAMES)
 
 
 # Tokens with a recognisable shape. Each is replaced whole.
@@ -180,11 +182,10 @@ _WEBHOOK_BARE = re.compile(
 )
 
 # NAME=value / NAME: value in free text (a plugin echoing a command line or an env dump).
-# The value is only looked at (a lookahead), so that in "configuration: token=abc" the
-# assignment inside a value is judged too.
-_ASSIGN = re.compile(
-    r"(?<![\w])([A-Za-z_][A-Za-z0-9_\-]{0,127})([ \t]{0,4}[=:][ \t]{0,4})(?=(\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|[^\s,;&]{1,1024}))"
-)
+# NAME= / NAME: is found first; its value is read only where the name is secret, and nothing
+# more is consumed, so that in "configuration: token=abc" the assignment inside is judged too.
+_ASSIGN = re.compile(r"(?<![\w])([A-Za-z_][A-Za-z0-9_\-]{0,127})([ \t]{0,4}[=:][ \t]{0,4})")
+_VALUE = re.compile(r"\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s,;&]{1,4096}")
 # "name": value / 'name': value (JSON or a dict's repr inside a value).
 _QUOTED_ASSIGN = re.compile(
     r"([\"'])([A-Za-z_][\w.\-]{0,127})\1(\s{0,4}[:=]\s{0,4})(?![{\[])"
@@ -367,11 +368,14 @@ class Scrubber:
             s = _KEY_BLOCK.sub(lambda m: hide(m.group(0)), s)
         if "://" in s:
             s = _URL.sub(lambda m: _scrub_url(m, hide), s)
-        s = _WEBHOOK_BARE.sub(lambda m: m.group(1) + hide(m.group(0)[len(m.group(1)) :]), s)
-        s = _BARE_CREDS.sub(lambda m: _bare_creds(m, hide), s)
+        if "hook" in s:
+            s = _WEBHOOK_BARE.sub(lambda m: m.group(1) + hide(m.group(0)[len(m.group(1)) :]), s)
+        if "@" in s:
+            s = _BARE_CREDS.sub(lambda m: _bare_creds(m, hide), s)
         s = _TOKENS.sub(lambda m: hide(m.group(0)), s)
         s = _HEADER.sub(lambda m: self._header(m, hide), s)
-        s = _COOKIE.sub(lambda m: m.group(1) + hide(m.group(2).rstrip()) if not m.group(2).startswith(REDACTED) else m.group(0), s)
+        if "ookie" in s or "OOKIE" in s:
+            s = _COOKIE.sub(lambda m: m.group(1) + hide(m.group(2).rstrip()) if not m.group(2).startswith(REDACTED) else m.group(0), s)
         s = _BEARER.sub(lambda m: f"{m.group(1)} {hide(m.group(0)[len(m.group(1)) :].strip())}", s)
         s = _QUOTED_ASSIGN.sub(lambda m: self._quoted(m, hide), s)
         s = _assignments(s, hide)
@@ -396,11 +400,18 @@ class Scrubber:
 
     @staticmethod
     def _command_lines(s: str, hide: Callable[[str], str]) -> str:
-        s = _FLAG.sub(lambda m: Scrubber._flag(m, hide), s)
-        s = _SHORT_PW.sub(lambda m: (m.group(1) or m.group(3)) + hide(m.group(2) or m.group(4)), s)
-        s = _USER_FLAG.sub(lambda m: m.group(1) + hide(m.group(2)), s)
-        s = _PASS_ARG.sub(lambda m: m.group(1) + hide(m.group(2)), s)
-        return _NETRC.sub(lambda m: m.group(1) + hide(m.group(2)), s)
+        # Each rule only where its marker is (cheap substring tests keep ordinary text fast).
+        if "--" in s:
+            s = _FLAG.sub(lambda m: Scrubber._flag(m, hide), s)
+        if "-p" in s or "-a" in s:
+            s = _SHORT_PW.sub(lambda m: (m.group(1) or m.group(3)) + hide(m.group(2) or m.group(4)), s)
+        if "-u" in s or "-user" in s:
+            s = _USER_FLAG.sub(lambda m: m.group(1) + hide(m.group(2)), s)
+        if "pass:" in s:
+            s = _PASS_ARG.sub(lambda m: m.group(1) + hide(m.group(2)), s)
+        if "passw" in s:
+            s = _NETRC.sub(lambda m: m.group(1) + hide(m.group(2)), s)
+        return s
 
     @staticmethod
     def _header(m: re.Match, hide: Callable[[str], str]) -> str:
@@ -419,7 +430,6 @@ class Scrubber:
         head = scheme.group(0) if scheme and len(inner) > scheme.end() else ""
         hidden = head + hide(inner[len(head) :])
         return f"{q}{name}{q}{sep}" + (f"{value[0]}{hidden}{value[0]}" if inner is not value else hidden)
-
 
     @staticmethod
     def _flag(m: re.Match, hide: Callable[[str], str]) -> str:
@@ -469,8 +479,12 @@ def _assignments(s: str, hide: Callable[[str], str]) -> str:
     <redacted>" keeps its scheme word (the token went already)."""
     out, pos = [], 0
     for m in _ASSIGN.finditer(s):
-        name, sep, value = m.groups()
-        if m.start() < pos or not _text_name(name) or _plain_value(value) or value.startswith(REDACTED):
+        name, sep = m.groups()
+        if m.start() < pos or not _text_name(name):
+            continue
+        v = _VALUE.match(s, m.end())
+        value = v.group(0) if v else ""
+        if not value or _plain_value(value) or value.startswith(REDACTED):
             continue
         out += [s[pos : m.start()], name, sep, hide(value)]
         pos = m.end() + len(value)
