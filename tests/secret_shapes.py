@@ -8,6 +8,8 @@ escaping could hide a leak from the assertion).
 from __future__ import annotations
 
 import base64
+import json
+from pathlib import Path
 
 _B64_ASSIGN = base64.b64encode(b"password=B64C4n4ry78abc").decode()
 _ADO52 = "adoc4n4ry" + "abcdefghijklmnopqrstuvwxyz234567abcdefghijk"[: 52 - 9]
@@ -222,3 +224,24 @@ ORDINARY = [
     "Authentication: failed for user",
     "--token-file /run/secrets/hf",
 ]
+
+
+def write_report(path: Path, name: str, messages: list[str], env_vars: dict) -> None:
+    """A report as another machine wrote it: one failing check per message, each message
+    also in its hint, details and an item."""
+    data = {
+        "schema_version": "1.0",
+        "tool": {"name": "envdoctor", "version": "0.1.0"},
+        "started_at": "2026-12-01T00:00:00+00:00",
+        "duration_s": 1.0,
+        "platform": {"hostname": name, "summary": "Linux"},
+        "options": {},
+        "summary": {"pass": 0, "warn": 0, "fail": len(messages), "skip": 0, "error": 0, "total": len(messages), "healthy": False},
+        "results": [
+            {"id": f"x.c{i}", "title": "t", "area": "x", "status": "fail", "message": m, "hint": m, "tags": [], "source": "p",
+             "duration_s": 0.1, "details": {"v": m}, "items": [{"name": "i", "status": "fail", "message": m}], "fixes": []}
+            for i, m in enumerate(messages)
+        ],
+        "facts": {"env_vars": env_vars, "dists": {"torch": {"name": "torch", "version": "2.5.1"}}},
+    }  # fmt: skip
+    path.write_text(json.dumps(data))

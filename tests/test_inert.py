@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from envdoctor.core.api import Item, Status
 from envdoctor.core.report import CheckOutcome, Report
 from envdoctor.reporters.escape import md_block, md_code, md_prose, md_text, terminal
+from tests.secret_shapes import write_report
 
 # An OSC 8 hyperlink, a screen clear, a title change, a carriage-return overwrite, BEL,
 # backspaces, a bidi override, a C1 CSI and a lone surrogate.
@@ -105,27 +106,11 @@ def test_check_verbose_shows_environment_values_inert():
     assert not RAW.search(result.output)
 
 
-def _report(path: Path, host: str, message: str, env: dict) -> None:
-    data = {
-        "schema_version": "1.0",
-        "tool": {"name": "envdoctor", "version": "0.1.0"},
-        "started_at": "2026-12-01T00:00:00+00:00",
-        "duration_s": 1.0,
-        "platform": {"hostname": host, "summary": "Linux"},
-        "options": {},
-        "summary": {"pass": 0, "warn": 0, "fail": 1, "skip": 0, "error": 0, "total": 1, "healthy": False},
-        "results": [{"id": "x.c", "title": "t", "area": "x", "status": "fail", "message": message, "hint": "", "tags": [], "source": "p",
-                     "duration_s": 0.1, "details": {}, "items": [], "fixes": []}],
-        "facts": {"env_vars": env, "dists": {"torch": {"name": "torch", "version": "2.5.1"}}},
-    }  # fmt: skip
-    path.write_text(json.dumps(data))
-
-
 @pytest.fixture()
 def hostile_reports(tmp_path) -> tuple[str, str]:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    _report(a, "n1", "fine", {"TORCH_LOGS": "+dynamo"})
-    _report(b, f"n2{HOSTILE}", f"{HOSTILE} {MD_ATTACK}", {"TORCH_LOGS": f"{HOSTILE}\n| x | y |"})
+    write_report(a, "n1", ["fine"], {"TORCH_LOGS": "+dynamo"})
+    write_report(b, f"n2{HOSTILE}", [f"{HOSTILE} {MD_ATTACK}"], {"TORCH_LOGS": f"{HOSTILE}\n| x | y |"})
     return str(a), str(b)
 
 

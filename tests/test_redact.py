@@ -384,7 +384,7 @@ def test_redact_hides_network_mount_servers():
 
 # ------------------------------------------------------------------ the table of secret shapes
 
-from tests.secret_shapes import ENV_SECRETS, ORDINARY, SHAPES  # noqa: E402
+from tests.secret_shapes import ENV_SECRETS, ORDINARY, SHAPES, write_report  # noqa: E402
 
 ALL_CANARIES = tuple(c for _, _, cs in SHAPES for c in cs) + tuple(c for _, cs in ENV_SECRETS.values() for c in cs)
 SCHEMAS = Path(__file__).parent.parent / "envdoctor" / "schema"
@@ -504,32 +504,13 @@ def test_every_shape_hidden_in_every_format_of_check(args, shape_plugin_dir):
         ET.fromstring(done.stdout.split("\n", 1)[1])
 
 
-def _shape_report(path: Path, name: str, messages: list[str], env_vars: dict) -> None:
-    data = {
-        "schema_version": "1.0",
-        "tool": {"name": "envdoctor", "version": "0.1.0"},
-        "started_at": "2026-12-01T00:00:00+00:00",
-        "duration_s": 1.0,
-        "platform": {"hostname": name, "summary": "Linux"},
-        "options": {},
-        "summary": {"pass": 0, "warn": 0, "fail": len(messages), "skip": 0, "error": 0, "total": len(messages), "healthy": False},
-        "results": [
-            {"id": f"x.c{i}", "title": "t", "area": "x", "status": "fail", "message": m, "hint": m, "tags": [], "source": "p",
-             "duration_s": 0.1, "details": {"v": m}, "items": [{"name": "i", "status": "fail", "message": m}], "fixes": []}
-            for i, m in enumerate(messages)
-        ],
-        "facts": {"env_vars": env_vars, "dists": {"torch": {"name": "torch", "version": "2.5.1"}}},
-    }  # fmt: skip
-    path.write_text(json.dumps(data))
-
-
 @pytest.fixture()
 def shape_reports(tmp_path) -> tuple[Path, Path]:
     shapes = [t for _, t, _ in SHAPES]
     env = {k: v for k, (v, _) in ENV_SECRETS.items()}
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    _shape_report(a, "n1", ["ok"], {})
-    _shape_report(b, "n2", shapes, env)
+    write_report(a, "n1", ["ok"], {})
+    write_report(b, "n2", shapes, env)
     return a, b
 
 
