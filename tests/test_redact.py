@@ -624,3 +624,12 @@ def _REGISTRY(discover, _cache={}):  # noqa: B006,N802 - one registry for the co
     if "reg" not in _cache:
         _cache["reg"] = discover(())
     return _cache["reg"]
+
+
+def test_a_commit_hash_stored_under_a_hash_name_is_kept():
+    """A 40-hex value alone is an API key, unless its name says it is a hash (torch's git_version)."""
+    commit = "cf30153c4c131c8164ee7798e5022d810682e2cb"
+    r = Report("0", "t", 0.0, {}, (), facts={"torch_build": {"git_version": commit}, "wandb": {"note": commit}})
+    out = scrub_report(r, {})
+    assert out.facts["torch_build"]["git_version"] == commit
+    assert out.facts["wandb"]["note"] == REDACTED

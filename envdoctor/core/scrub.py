@@ -350,7 +350,8 @@ class Scrubber:
     random: bool = True
 
     def text(self, s: str, key: str | None = None) -> str:
-        return self.scrub_text(s, lambda secret: REDACTED)
+        """``s`` scrubbed; ``key`` is the name it is stored under (``git_version``: a hash)."""
+        return self.scrub_text(s, lambda secret: REDACTED, context=key or "")
 
     def found(self, s: str) -> list[str]:
         """The secrets the shape rules find in ``s`` (to be hidden by value elsewhere)."""
@@ -363,7 +364,7 @@ class Scrubber:
         self.scrub_text(s, keep)
         return seen
 
-    def scrub_text(self, s: str, hide: Callable[[str], str], decode: bool = True) -> str:
+    def scrub_text(self, s: str, hide: Callable[[str], str], decode: bool = True, context: str = "") -> str:
         if "-----BEGIN" in s or "PuTTY" in s:
             s = _KEY_BLOCK.sub(lambda m: hide(m.group(0)), s)
         if "://" in s:
@@ -380,7 +381,7 @@ class Scrubber:
         s = _QUOTED_ASSIGN.sub(lambda m: self._quoted(m, hide), s)
         s = _assignments(s, hide)
         s = self._command_lines(s, hide)
-        s = _HEX40.sub(lambda m: self._hex(m, hide), s)
+        s = _HEX40.sub(lambda m: self._hex(m, hide, context), s)
         if decode:
             s = self._decoded(s, hide)
         if self.random:
@@ -441,9 +442,9 @@ class Scrubber:
         return f"{name}{sep}{hide(value)}"
 
     @staticmethod
-    def _hex(m: re.Match, hide: Callable[[str], str]) -> str:
+    def _hex(m: re.Match, hide: Callable[[str], str], context: str = "") -> str:
         h = m.group(0)
-        before = m.string[max(0, m.start() - 40) : m.start()].lower()
+        before = context.lower() + " " + m.string[max(0, m.start() - 40) : m.start()].lower()
         if h.isdigit() or h.isalpha() or any(w in before for w in _HASH_WORDS):
             return h
         return hide(h)
