@@ -6,12 +6,15 @@ time). Each selects one cheap local check so the run costs little more than the 
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -225,6 +228,16 @@ def torchrun(tmp_path: Path, *args: str, fault: str = "", nproc: int = 2, timeou
     return proc, report
 
 
+@functools.lru_cache(maxsize=1)
+def _startup_timeout() -> str:
+    """A rank timeout that covers a rank's start on this machine now: four times what importing
+    torch.distributed takes here (measured, not assumed: 5 s was shorter than rank 1's start on a
+    loaded 2-core machine, and the test failed there every time), and never under 5 s."""
+    t = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import torch, torch.distributed"], capture_output=True, timeout=300)
+    return str(max(5, math.ceil(4 * (time.monotonic() - t))))
+
+
 def _rows(report: dict) -> dict:
     return {r["id"]: r for r in report.get("results", ())}
 
@@ -272,7 +285,10 @@ def test_torchrun_a_rank_that_hangs_before_joining_is_named_and_rank_0_finishes(
 
 
 def test_torchrun_a_rank_stuck_in_the_collective_is_reported_after_the_timeout(tmp_path):
-    proc, report = torchrun(tmp_path, "--select", "system.python", "--rank-timeout", "5", fault="hang-collective@1")
+    rt = _startup_timeout()
+    proc, report = torchrun(
+        tmp_path, "--select", "system.python", "--rank-timeout", rt, fault="hang-collective@1", timeout=150 + 10 * int(rt)
+    )
     assert proc.returncode != 0
     rows = _rows(report)
     assert rows["distributed.rendezvous"]["status"] == "pass"  # it joined and reported its local checks
@@ -285,7 +301,8 @@ def test_torchrun_a_rank_stuck_in_the_collective_is_reported_after_the_timeout(t
 
 
 def test_torchrun_a_rank_whose_probe_dies_is_named_and_rank_0_finishes(tmp_path):
-    proc, report = torchrun(tmp_path, "--select", "system.python", "--rank-timeout", "6", fault="exit@1")
+    rt = _startup_timeout()
+    proc, report = torchrun(tmp_path, "--select", "system.python", "--rank-timeout", rt, fault="exit@1", timeout=150 + 10 * int(rt))
     assert proc.returncode != 0
     assert "rank 0 reports this rank as not answering" in proc.stdout
     row = _rows(report)["distributed.rendezvous"]

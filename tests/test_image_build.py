@@ -153,7 +153,9 @@ def engine(tmp_path_factory):
 
 
 BUILD_ARGS = ("--build-arg", f"BASE={BASE}", "--build-arg", "PIP_ARGS=--no-index", "--build-arg", "TORCH=torch==2.13.0",
-              "--build-arg", "CONFIG=docker/ci-cpu.toml", "--build-arg", "HEALTH_PROFILE=build")  # fmt: skip
+              "--build-arg", "CONFIG=docker/ci-cpu.toml", "--build-arg", "HEALTH_PROFILE=build",
+              # Two CPU compiles at once (root's and the runtime user's) on a 2-core machine.
+              "--build-arg", "CHECK_TIMEOUT=900")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
