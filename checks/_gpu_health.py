@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from envdoctor import Item, Status
+from envdoctor import ACTIONS, Item, Status
 from envdoctor_checks._xid import KernelLog, Remedy, XidEvent, event_severity, pci_key
 from envdoctor_checks.bodies.nvml_health import (  # noqa: F401 - re-exported: gathering lives with the NVML child
     FI_DRAIN_AND_RESET_STATUS,
@@ -64,6 +64,21 @@ RECOVERY_ACTIONS: dict[int, tuple[str, Remedy, str]] = {
     6: ("PCIe bus reset required", Remedy.REBOOT, "reset the GPU's PCIe bus, or reboot"),
     7: ("system reboot required", Remedy.REBOOT, "reboot the machine"),
 }
+# NVML_GPU_RECOVERY_ACTION_* -> the report's recommended action (envdoctor.core.api.ACTIONS):
+# the drains ask that no new job lands on the node while the GPU waits for its reset.
+RECOVERY_RECOMMEND = {1: "reset-gpu", 2: "reboot", 3: "drain-node", 4: "drain-node", 5: "drain-node", 6: "reboot", 7: "reboot"}
+# A remedy (the Xid catalog's, or a finding's) -> the recommended action.
+REMEDY_ACTION = {
+    Remedy.NONE: "none",
+    Remedy.WATCH: "none",
+    Remedy.FIX_APP: "restart-process",
+    Remedy.RESTART_APP: "restart-process",
+    Remedy.UPDATE_DRIVER: "reinstall-package",
+    Remedy.CHECK_HARDWARE: "hardware-inspection",
+    Remedy.RESET: "reset-gpu",
+    Remedy.REBOOT: "reboot",
+    Remedy.REPLACE: "hardware-inspection",
+}
 REMEDY_TEXT = {
     Remedy.WATCH: "keep an eye on it",
     Remedy.RESTART_APP: "restart the affected application",
@@ -84,6 +99,12 @@ class Finding:
     hardware: bool = False  # the GPU or the machine around it is at fault, not the software
     action: str = ""  # specific advice where the remedy's generic text is not enough
     kind: str = ""  # for Xid findings, the Xid's kind (application, driver, memory, ...)
+    recommend: str = ""  # the recommended action where the remedy does not say it (NVML's recovery action)
+
+    @property
+    def recommended(self) -> str:
+        """The report's recommended action for this finding (envdoctor.core.api.ACTIONS)."""
+        return self.recommend or REMEDY_ACTION.get(self.remedy, "fix-environment")
 
 
 def _plural(n: int, word: str) -> str:
@@ -184,7 +205,15 @@ def judge_recovery_action(gpu: Mapping[str, Any]) -> Finding | None:
     what, remedy, action = RECOVERY_ACTIONS.get(value, (f"unknown recovery action {value}", Remedy.RESET, ""))
     if value == 0:
         return Finding("recovery_action", Status.PASS, "no recovery pending")
-    return Finding("recovery_action", Status.FAIL, f"driver reports {what}", remedy=remedy, hardware=True, action=action)
+    return Finding(
+        "recovery_action",
+        Status.FAIL,
+        f"driver reports {what}",
+        remedy=remedy,
+        hardware=True,
+        action=action,
+        recommend=RECOVERY_RECOMMEND.get(value, "reset-gpu"),
+    )
 
 
 def judge_nvml_errors(gpu: Mapping[str, Any]) -> Finding | None:
@@ -346,6 +375,12 @@ class GpuEvidence:
         """What to do about the hardware evidence ("" when there is none)."""
         faults = [f for f in self.findings if f.hardware and f.status in (Status.WARN, Status.FAIL)]
         return _action_for(faults) if faults else ""
+
+    @property
+    def recommended(self) -> str:
+        """The strongest recommended action of the hardware evidence ("" when there is none)."""
+        faults = [f for f in self.findings if f.hardware and f.status in (Status.WARN, Status.FAIL)]
+        return max((f.recommended for f in faults), key=ACTIONS.index, default="")
 
     def to_dict(self) -> dict[str, Any]:
         findings = [{"topic": f.topic, "status": f.status.value, "message": f.message, "hardware": f.hardware} for f in self.findings]

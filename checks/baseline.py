@@ -155,7 +155,9 @@ def _drift_result(items: list[Item], expected: Mapping[str, str], what: str, tot
     if added:
         hint = (hint + "; " if hint else "") + f"pip uninstall {' '.join(added[:MAX_NAMED])}"
     shown = ", ".join(i.message for i in items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
-    return fail(f"{len(items)} distribution(s) differ from {what}: {shown}", f"Restore them: {hint}", items=items)
+    return fail(
+        f"{len(items)} distribution(s) differ from {what}: {shown}", f"Restore them: {hint}", items=items, action="reinstall-package"
+    )
 
 
 @check("baseline.distributions", tags=("baseline", "build"))
@@ -237,6 +239,7 @@ def files(baseline, dist_files, interpreter=None):
         f"files were modified after the build in {', '.join(i.name for i in items)}: {items[0].message}",
         f"Reinstall them: pip install --no-deps --force-reinstall {names}",
         items=items,
+        action="reinstall-package",
     )
 
 

@@ -184,7 +184,7 @@ def judge_each(health: Mapping[str, Any], judge: Callable[[dict], gh.Finding | N
         return ok(text, details=details, items=items)
     message = "; ".join(f"{_label(g)}: {f.message}" for g, f in bad)
     top = max(bad, key=lambda gf: (gf[1].status.severity, gf[1].remedy))[1]
-    return (fail if worst(items) is Status.FAIL else warn)(message, _advice(top), details=details, items=items)
+    return (fail if worst(items) is Status.FAIL else warn)(message, _advice(top), details=details, items=items, action=top.recommended)
 
 
 @check("health.ecc", tags=("gpu", "health", "liveness"))
@@ -222,7 +222,11 @@ def recovery(gpu_health):
     """The driver asks for no GPU reset or other recovery"""
     if gpu_health.get("nvml_hung"):
         # The one row for a health query that hung; the other NVML health checks skip with it.
-        return fail(gpu_health["nvml_reason"].replace(f"; {nvidia.WEDGED_FIX}", ""), nvidia.WEDGED_FIX[0].upper() + nvidia.WEDGED_FIX[1:])
+        return fail(
+            gpu_health["nvml_reason"].replace(f"; {nvidia.WEDGED_FIX}", ""),
+            nvidia.WEDGED_FIX[0].upper() + nvidia.WEDGED_FIX[1:],
+            action="reset-gpu",
+        )
     return judge_each(gpu_health, _recovery, "recovery action", "recovery_action")
 
 
@@ -284,7 +288,7 @@ def xid(gpu_health):
         return ok(f"{message} (not the machine: see the programs that ran)", details=details, items=items)
     hint = f"{worst_finding.action}" + ("; the GPU, not the software, is at fault" if worst_finding.hardware else "")
     hint += f" (Xid catalog: {_xid.CATALOG_URL})"
-    return (fail if status is Status.FAIL else warn)(message, hint, details=details, items=items)
+    return (fail if status is Status.FAIL else warn)(message, hint, details=details, items=items, action=worst_finding.recommended)
 
 
 # ---- device nodes ------------------------------------------------------------------------------

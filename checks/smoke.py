@@ -19,7 +19,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from envdoctor import TRITON_DISTS, Item, ProbeError, ProbeRaised, Result, Skip, Status, best_signature, check, fail, ok, skip, warn, worst
+from envdoctor import (
+    ACTIONS,
+    TRITON_DISTS,
+    Item,
+    ProbeError,
+    ProbeRaised,
+    Result,
+    Skip,
+    Status,
+    best_signature,
+    check,
+    fail,
+    ok,
+    skip,
+    warn,
+    worst,
+)
 from envdoctor_checks import health
 from envdoctor_checks.signatures import SIGNATURES
 
@@ -146,10 +162,12 @@ def cite_evidence(result: Result, gpu_health, visible_gpus, gpus, indices=(0,)) 
         return result
     message = f"{result.message} — {_evidence_text(evidence)}"
     hardware = [e for e in evidence if e.hardware_fault]
-    hint = result.hint
+    hint, action = result.hint, result.action
     if hardware:
         hint = f"{hardware[0].label}: {hardware[0].action}, then rerun" + (f"; if it still fails: {hint}" if hint else "")
-    return replace(result, message=message, hint=hint, details={**result.details, "gpu_evidence": [e.to_dict() for e in evidence]})
+        action = max((e.recommended for e in hardware), key=ACTIONS.index)
+    details = {**result.details, "gpu_evidence": [e.to_dict() for e in evidence]}
+    return replace(result, message=message, hint=hint, details=details, action=action)
 
 
 def _died_with_evidence(e: ProbeError, gpu_health, visible_gpus, gpus, indices=(0,)) -> ProbeError:

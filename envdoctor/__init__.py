@@ -7,7 +7,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
 - declaring: :func:`check`, :func:`fact`
 - results: :func:`ok`, :func:`warn`, :func:`fail`, :func:`skip`, :class:`Result`,
   :class:`Item`, :class:`Status`, :func:`worst`; remediation as data: :class:`Fix`,
-  :func:`pip_fix`, :func:`env_fix`
+  :func:`pip_fix`, :func:`env_fix`; the recommended action of a warn/fail row
+  (``fail(..., action=...)``, one of :data:`ACTIONS`)
 - signals: :class:`Skip` (from a check), :class:`Unavailable` (from a fact), :class:`Missing`
   (what an optional parameter receives when its fact is unavailable)
 - probes (the ``probe`` parameter): :class:`ProbeClient`, :class:`ProbeError`,
@@ -60,6 +61,7 @@ if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) == "en
 from typing import TYPE_CHECKING  # noqa: E402 - after the signal handlers, on purpose
 
 from envdoctor.core.api import (  # noqa: E402 - after the signal handlers, on purpose
+    ACTIONS,
     Fix,
     Item,
     Missing,
@@ -174,6 +176,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.sources.readers import PasteWriter, reader
 
 __all__ = [
+    "ACTIONS",
     "BASELINE_SCHEMA",
     "DEFAULT_RANK_TIMEOUT",
     "LAUNCHER_NAMES",

@@ -109,7 +109,7 @@ def test_reporters_show_the_commands():
 
 def test_json_carries_fixes_validates_and_loads_back():
     data = json.loads(render(_report(PIP, LDCONFIG), "json"))
-    assert data["schema_version"] == SCHEMA_VERSION == "1.2"
+    assert data["schema_version"] == SCHEMA_VERSION == "1.3"
     assert data["results"][0]["fixes"][1] == {"argv": ["ldconfig"], "command": "ldconfig", "scope": "system", "needs_root": True}
     schema = json.loads(resources.files("envdoctor").joinpath("schema", "report.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(data)

@@ -105,6 +105,28 @@ def env_fix(name: str, value: str) -> Fix:
     return Fix(("export", f"{name}={value}"), scope="environment")
 
 
+# What an operator (or Slurm, node-problem-detector, an alert) should do about a warn or fail row,
+# weakest first. "none" on every other row: a pass, a skip and an error (envdoctor could not judge)
+# never ask for anything. A check may name one (warn/fail(..., action=...)); otherwise it follows
+# from the row's fixes (envdoctor.core.report.recommended_action).
+ACTIONS = (
+    "none",
+    "restart-process",
+    "fix-environment",
+    "reinstall-package",
+    "reset-gpu",
+    "reboot",
+    "drain-node",
+    "hardware-inspection",
+)
+
+
+def _action(action: str) -> str:
+    if action and action not in ACTIONS:
+        raise ValueError(f"action must be one of {', '.join(ACTIONS)}: {action!r}")
+    return action
+
+
 @dataclass(frozen=True)
 class Result:
     status: Status
@@ -113,6 +135,7 @@ class Result:
     details: Mapping[str, Any] = field(default_factory=dict)
     items: tuple[Item, ...] = ()
     fixes: tuple[Fix, ...] = ()
+    action: str = ""  # one of ACTIONS, or "" to derive it from the fixes
 
 
 def _fixes(fixes: Sequence[Fix]) -> tuple[Fix, ...]:
@@ -128,15 +151,27 @@ def ok(message: str = "", *, details: Mapping[str, Any] | None = None, items: Se
 
 
 def warn(
-    message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = (), fixes: Sequence[Fix] = ()
+    message: str,
+    hint: str,
+    *,
+    details: Mapping[str, Any] | None = None,
+    items: Sequence[Item] = (),
+    fixes: Sequence[Fix] = (),
+    action: str = "",
 ) -> Result:
-    return Result(Status.WARN, message, hint, dict(details or {}), tuple(items), _fixes(fixes))
+    return Result(Status.WARN, message, hint, dict(details or {}), tuple(items), _fixes(fixes), _action(action))
 
 
 def fail(
-    message: str, hint: str, *, details: Mapping[str, Any] | None = None, items: Sequence[Item] = (), fixes: Sequence[Fix] = ()
+    message: str,
+    hint: str,
+    *,
+    details: Mapping[str, Any] | None = None,
+    items: Sequence[Item] = (),
+    fixes: Sequence[Fix] = (),
+    action: str = "",
 ) -> Result:
-    return Result(Status.FAIL, message, hint, dict(details or {}), tuple(items), _fixes(fixes))
+    return Result(Status.FAIL, message, hint, dict(details or {}), tuple(items), _fixes(fixes), _action(action))
 
 
 def skip(reason: str, *, details: Mapping[str, Any] | None = None) -> Result:

@@ -41,6 +41,7 @@ def _row(
         details=dict(result.details) if result else {},
         items=result.items if result else (),
         fixes=result.fixes if result else (),
+        action=result.action if result else "",
         duration=duration,
     )
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from envdoctor.core.api import Item, Status
+from envdoctor.core.api import ACTIONS, Item, Status
 from envdoctor.core.launch import NOT_LAUNCHED, Launch, detect_launch, launcher_name
 from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, distributed_budget
 from envdoctor.core.plan import DISTRIBUTED_TAG, RunPlan
@@ -51,7 +51,7 @@ def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
     from envdoctor.reporters.json import to_dict
 
     full = to_dict(report)
-    keep = ("id", "title", "status", "message", "hint", "tags", "source")
+    keep = ("id", "title", "status", "message", "hint", "tags", "source", "action")
     return {
         "rank": launch.rank,
         "local_rank": launch.local_rank,
@@ -60,7 +60,7 @@ def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
         "interrupted": report.interrupted,
         "timed_out": report.timed_out,
         "duration_s": round(report.duration, 2),
-        "results": [{k: r[k] for k in keep} for r in full["results"]],
+        "results": [{k: r[k] for k in keep if k in r} for r in full["results"]],
         "fleet": extract_facts(full["facts"], full.get("platform")),
     }
 
@@ -70,6 +70,12 @@ def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
 
 def _label(rank: int, host: str) -> str:
     return f"rank {rank} @ {host}"
+
+
+def _action_of(row: Mapping[str, Any]) -> str:
+    """The action a rank's row recommended ("" from an older rank: derived again here)."""
+    action = row.get("action")
+    return action if action in ACTIONS else ""
 
 
 def _ranks_text(ranks: Sequence[int]) -> str:
@@ -103,6 +109,7 @@ def merge_results(summaries: Mapping[int, Mapping[str, Any]]) -> list[CheckOutco
             hint=str(first.get("hint", "")),
             tags=tuple(first.get("tags", ())),
             source=str(first.get("source", "")),
+            action=_action_of(first),
         )
         if not odd:
             merged.append(base)
@@ -113,7 +120,7 @@ def merge_results(summaries: Mapping[int, Mapping[str, Any]]) -> list[CheckOutco
         what = {Status.FAIL: "failed", Status.ERROR: "errored", Status.WARN: "warned", Status.SKIP: "skipped", Status.PASS: "passed"}[worst]
         message = f"{what} on {_ranks_text(bad)} of {len(rows)} ({', '.join(hosts)}): {lead.get('message', '')}"
         items = tuple(Item(_label(r, str(summaries[r].get("host", "?"))), statuses[r], str(rows[r].get("message", ""))) for r in odd)
-        merged.append(replace(base, message=message, hint=str(lead.get("hint", "")) or base.hint, items=items))
+        merged.append(replace(base, message=message, hint=str(lead.get("hint", "")) or base.hint, items=items, action=_action_of(lead)))
     return merged
 
 

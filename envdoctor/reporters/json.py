@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envdoctor.core.api import Fix, Item, Status
+from envdoctor.core.api import ACTIONS, Fix, Item, Status
 from envdoctor.core.report import CheckOutcome, Report
 
 
@@ -23,6 +23,7 @@ def result_to_dict(r: CheckOutcome) -> dict[str, Any]:
         "details": _plain(r.details),
         "items": [{"name": i.name, "status": i.status.value, "message": i.message} for i in r.items],
         "fixes": [fix_to_dict(f) for f in r.fixes],
+        "action": r.recommended,
     }
 
 
@@ -106,6 +107,7 @@ def result_from_dict(d: dict[str, Any]) -> CheckOutcome:
         items=tuple(Item(str(i.get("name", "")), Status(i.get("status", "pass")), str(i.get("message", ""))) for i in d.get("items", ())),
         duration=float(d.get("duration_s", 0.0)),
         fixes=_fixes_from(d.get("fixes")),
+        action=d["action"] if d.get("action") in ACTIONS else "",
     )
 
 

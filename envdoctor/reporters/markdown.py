@@ -53,6 +53,10 @@ def _problem(r: CheckOutcome) -> list[str]:
         lines.append(f"  - **Fix:** {_md(r.hint)}")
     for f in r.fixes:
         lines.append(f"    - {md_code(f.command)}" + (" (as root)" if f.needs_root else ""))
+    if r.judged:
+        lines.append(f"  - **Recommended action:** `{r.recommended}`")
+    else:
+        lines.append("  - **Could not judge:** envdoctor could not run this check; no verdict on the machine, no action")
     return lines
 
 

@@ -96,6 +96,7 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
                 lines.append(f"      {arrow} {terminal(r.hint)}")
             if r.status in (Status.WARN, Status.FAIL, Status.ERROR):
                 lines += [f"        $ {terminal(f.command)}" + ("  (as root)" if f.needs_root else "") for f in r.fixes]
+                lines.append(f"      {action_line(r)}")
             if verbose and r.details:
                 for k, v in details_of(r, report).items():
                     val = terminal(v if isinstance(v, str) else json.dumps(v, default=str), newlines=False)
@@ -107,6 +108,13 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
     code = "31" if head == "PROBLEMS FOUND" else "33" if "WARN" in head else "32"
     lines.append(_paint(head, "1;" + code, color) + ": " + summary_line(report))
     return "\n".join(lines) + "\n"
+
+
+def action_line(r) -> str:
+    """The recommended action of a warn/fail row; an error row says it is no verdict."""
+    if not r.judged:
+        return "could not judge: envdoctor could not run this check; no verdict on the machine, no action"
+    return f"recommended action: {r.recommended}"
 
 
 def details_of(r, report) -> dict:
