@@ -13,6 +13,7 @@ from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, DEFAULT_TIMEOUT
 from envdoctor.core.selection import PROFILE_TABLE
 from envdoctor.reporters import FORMATS  # light: the renderers themselves load on use
 
+TEXTFILE_NAME = "envdoctor.prom"  # node_exporter's textfile collector reads DIR/*.prom
 _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
 
 
@@ -37,6 +38,12 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write a JSON report to FILE.")
 @click.option("--junit-xml", "junit_file", type=click.Path(dir_okay=False), help="Also write a JUnit XML report to FILE.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), help="Also write a Markdown report to FILE.")
+@click.option(
+    "--textfile",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also write DIR/envdoctor.prom for node_exporter's textfile collector (atomically; docs/fleet.md).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show each check's details and duration.")
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (exit 1).")
 @click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help=_TIMEOUT_HELP)
@@ -160,6 +167,8 @@ def make_plan(**o):
         for f, p, opt in zip(("json", "junit", "markdown"), paths[1:], ("--json", "--junit-xml", "--markdown"), strict=True)
         if p
     ]
+    if o["textfile"] and (launch is None or launch.coordinator):
+        extras.append(Output("prometheus", os.path.join(o["textfile"], TEXTFILE_NAME), "--textfile"))
     conf = config.load(o["config_file"], o["expects"])
     try:
         labels = tuple(f"--{k}" if o[k] else f"{conf.path}: {k}" for k in ("baseline", "lock"))

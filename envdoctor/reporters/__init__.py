@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from envdoctor.core.report import Report
 
-FORMATS = ("text", "json", "markdown", "junit")
+FORMATS = ("text", "json", "markdown", "junit", "prometheus")
 
 
 def render(report: Report, fmt: str, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
@@ -23,6 +23,8 @@ def get(fmt: str) -> Callable[..., str]:
         from envdoctor.reporters.markdown import render_markdown as r
     elif fmt == "junit":
         from envdoctor.reporters.junit import render_junit as r
+    elif fmt == "prometheus":
+        from envdoctor.reporters.prometheus import render_prometheus as r
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return r
