@@ -40,6 +40,16 @@ COMMANDS = {
         "triage_event_cmd",
         "The Markdown reply to a GitHub issues event payload ($GITHUB_EVENT_PATH): the likely cause with a hidden marker, or nothing when the issue shows nothing to read.",
     ),
+    "slurm-health": (
+        "envdoctor.adapters.slurm",
+        "slurm_health_cmd",
+        "Slurm HealthCheckProgram: drain this node when a check fails, resume it once healthy (only its own drains).",
+    ),
+    "npd": (
+        "envdoctor.adapters.npd",
+        "npd_cmd",
+        "node-problem-detector custom plugin: exit 0 OK, 1 problem, 2 could not judge; one line of at most 80 bytes.",
+    ),
     "triage": (
         "envdoctor.commands.triage",
         "triage_cmd",
