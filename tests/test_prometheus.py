@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from envdoctor.core.api import Status
@@ -17,7 +16,7 @@ from envdoctor.reporters import render
 from envdoctor.reporters.prometheus import escape
 from envdoctor_checks._xid import KernelLog, parse_lines
 from tests.checks.test_health import FAKE_NVML, explored_h200s, health_fact
-from tests.components import NodeExporter, wait_for
+from tests.components import NodeExporter, absent, wait_for
 from tests.conftest import run_cli
 
 TOKEN = "hf_" + "Zq8w" * 9
@@ -115,7 +114,7 @@ def test_label_values_are_escaped_and_scrubbed():
 
 def _promtool(text: str) -> subprocess.CompletedProcess:
     if not shutil.which("promtool"):
-        pytest.skip("promtool not installed (apt-get install prometheus; .ci/run installs it)")
+        absent("promtool not installed (apt-get install prometheus; .ci/run installs it)")
     return subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
 
 

@@ -124,3 +124,19 @@ def test_srun_runs_the_distributed_mode_and_rank_0_writes_the_combined_report(sl
     assert rows["distributed.allreduce"]["status"] == "pass", rows["distributed.allreduce"]
     launch = rows["distributed.launch"]
     assert launch["status"] == "pass" and "slurm" in launch["message"].lower() and "2" in launch["message"], launch
+
+
+def test_the_decision_table_without_slurm():
+    from envdoctor.adapters.judge import NodeState, Verdict
+    from envdoctor.adapters.slurm import decide, reason_for
+
+    bad = Verdict(NodeState.PROBLEM, "health.ecc", "GPU 1:\n2 uncorrectable ECC errors " + "é" * 200, "reset-gpu")
+    reason = reason_for(bad)
+    assert reason.startswith("envdoctor: health.ecc: GPU 1: 2 uncorrectable") and "\n" not in reason and len(reason.encode()) <= 120
+    unknown, healthy = Verdict(NodeState.UNKNOWN, "smoke.matmul", "probe hung"), Verdict(NodeState.OK)
+    assert decide(bad, False, "") == "drain"
+    assert decide(bad, True, "admin: PSU") == ""  # someone else's drain stays as it is
+    assert decide(bad, True, reason) == ""  # already drained for this: no churn
+    assert decide(bad, True, "envdoctor: health.xid: Xid 79") == "drain"  # ours, reason brought up to date
+    assert decide(unknown, False, "") == "" and decide(unknown, True, reason) == ""
+    assert decide(healthy, True, reason) == "resume" and decide(healthy, True, "admin: PSU") == "" and decide(healthy, False, "") == ""
