@@ -83,7 +83,8 @@ def _init_failure(k: Mapping[str, Any], env: Mapping[str, str]):
     where = f"; libcuda loaded from {lib}" if lib else ""
     if name == "CUDA_ERROR_NO_DEVICE" and "CUDA_VISIBLE_DEVICES" in env:
         where += f"; CUDA_VISIBLE_DEVICES={env['CUDA_VISIBLE_DEVICES']!r}"
-    return fail(f"{k.get('stage')} failed with {name}: {cause}{where}", hint, details=dict(k))
+    action = "reset-gpu" if hint == RESET else ""  # else the cause's own fix (a variable, the driver)
+    return fail(f"{k.get('stage')} failed with {name}: {cause}{where}", hint, details=dict(k), action=action)
 
 
 @check("liveness.kernel", tags=("gpu", "health", "liveness"))
@@ -99,7 +100,7 @@ def kernel(driver_kernel, env, pci_gpus=None):
             details=dict(k),
         )
     if k.get("stage") == "timeout":
-        return fail(f"{k['error']}: {WEDGED_CAUSE}", RESET, details=dict(k))
+        return fail(f"{k['error']}: {WEDGED_CAUSE}", RESET, details=dict(k), action="reset-gpu")
     if not k.get("ok"):
         return _init_failure(k, env)
     gpus = list(k.get("gpus") or [])
@@ -116,6 +117,7 @@ def kernel(driver_kernel, env, pci_gpus=None):
     bad = [g for g in gpus if not g.get("ok")]
     if bad:
         text = "; ".join(f"{_label(g)}: {g.get('stage')} failed with {g.get('error')}" for g in bad)
-        return fail(f"{len(bad)} of {len(gpus)} GPU(s) could not run a kernel: {text}", RESET, details=dict(k), items=items)
+        message = f"{len(bad)} of {len(gpus)} GPU(s) could not run a kernel: {text}"
+        return fail(message, RESET, details=dict(k), items=items, action="reset-gpu")
     slowest = max(float(g.get("ms") or 0) for g in gpus)
     return ok(f"a kernel ran and computed correctly on {len(gpus)} GPU(s) (slowest {slowest:.0f} ms)", details=dict(k), items=items)

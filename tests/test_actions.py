@@ -152,3 +152,15 @@ def test_actions_are_the_documented_list():
         "drain-node",
         "hardware-inspection",
     )
+
+
+def test_a_gpu_that_cannot_run_a_kernel_asks_for_a_reset():
+    from envdoctor_checks import liveness
+
+    pci = [{"pci_bus_id": "0000:18:00.0"}]
+    one_bad = {"stage": "done", "ok": True, "gpus": [{"index": 0, "ok": False, "stage": "launch", "error": "CUDA_ERROR_LAUNCH_FAILED"}]}
+    assert run_check(liveness.kernel, driver_kernel=one_bad, env={}, pci_gpus=pci).recommended == "reset-gpu"
+    hung = {"stage": "timeout", "error": "the kernel did not finish within 10 s"}
+    assert run_check(liveness.kernel, driver_kernel=hung, env={}, pci_gpus=pci).recommended == "reset-gpu"
+    no_lib = {"stage": "load", "error": "libcuda.so.1: cannot open shared object file"}
+    assert run_check(liveness.kernel, driver_kernel=no_lib, env={}, pci_gpus=pci).recommended == "fix-environment"

@@ -17,7 +17,7 @@ from tests.components import Slurm, wait_for
 from tests.conftest import REPO
 
 PLUGINS = REPO / "tests" / "fleet_plugins"
-# The health profile (slurm-health's default) also requires a GPU, which this CPU machine lacks:
+# The liveness profile (slurm-health's default) also requires a GPU, which this CPU machine lacks:
 # the tests judge only the fault plugin's check.
 CHECKS = ("--profile", "build", "--select", "fleetfault", "--checks-path", str(PLUGINS))
 OURS = "envdoctor: fleetfault.marker: GPU 3 has fallen off the bus"

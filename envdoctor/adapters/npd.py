@@ -30,7 +30,7 @@ def npd_line(v) -> str:
 
 
 @click.command("npd")
-@click.option("--profile", default="health", show_default=True, help="The envdoctor check profile to run.")
+@click.option("--profile", default="liveness", show_default=True, help="The envdoctor check profile to run (liveness: no torch import).")
 @click.option("-s", "--select", multiple=True, metavar="PATTERN", help="The condition's checks (as envdoctor check --select).")
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules from DIR.")
 @click.option("--timeout", type=float, default=25.0, show_default=True, help="Seconds the run may take (below the rule's timeout).")

@@ -4,7 +4,7 @@ Slurm runs HealthCheckProgram as root, without arguments, at slurmd start, at ev
 ``scontrol reconfigure`` and every HealthCheckInterval, and kills it after 60 s; the program
 must drain the node itself. This one:
 
-- runs ``envdoctor check`` (the fast ``health`` profile unless told otherwise) with a deadline
+- runs ``envdoctor check`` (the ``liveness`` profile unless told otherwise: no torch import) with a deadline
   well under Slurm's (default 40 s, plus a few seconds to kill a hung run);
 - drains the node with ``Reason="envdoctor: <check id>: <message>"`` when a check fails;
 - never drains when envdoctor could not judge (an ``error`` row, a run that hung or died);
@@ -79,7 +79,7 @@ def _line(v: Verdict) -> str:
 
 
 @click.command("slurm-health")
-@click.option("--profile", default="health", show_default=True, help="The envdoctor check profile to run (fast: health).")
+@click.option("--profile", default="liveness", show_default=True, help="The envdoctor check profile to run (liveness: no torch import).")
 @click.option("-s", "--select", multiple=True, metavar="PATTERN", help="Run only these checks (as envdoctor check --select).")
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules from DIR.")
 @click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help="Seconds the check run may take.")
