@@ -141,17 +141,16 @@ def test_an_older_report_without_actions_derives_them():
     assert from_dict(data).results[0].recommended == "reinstall-package"
 
 
-def test_actions_are_the_documented_list():
-    assert ACTIONS == (
-        "none",
-        "restart-process",
-        "fix-environment",
-        "reinstall-package",
-        "reset-gpu",
-        "reboot",
-        "drain-node",
-        "hardware-inspection",
-    )
+def test_actions_are_the_schema_s_and_the_docs_list():
+    from importlib import resources
+
+    from tests.conftest import REPO
+
+    schema = json.loads(resources.files("envdoctor").joinpath("schema/report.schema.json").read_text())
+    assert tuple(schema["$defs"]["result"]["properties"]["action"]["enum"]) == ACTIONS
+    docs = " ".join((REPO / "docs" / "json-schema.md").read_text().split())
+    assert ", ".join(f"`{a}`" for a in ACTIONS) in docs
+    assert ACTIONS[0] == "none" and len(set(ACTIONS)) == 8
 
 
 def test_a_gpu_that_cannot_run_a_kernel_asks_for_a_reset():

@@ -138,6 +138,9 @@ class Result:
     action: str = ""  # one of ACTIONS, or "" to derive it from the fixes
 
 
+Details = Mapping[str, Any] | None  # a result's details, as warn() and fail() take them
+
+
 def _fixes(fixes: Sequence[Fix]) -> tuple[Fix, ...]:
     out = tuple(fixes)
     for f in out:
@@ -151,25 +154,13 @@ def ok(message: str = "", *, details: Mapping[str, Any] | None = None, items: Se
 
 
 def warn(
-    message: str,
-    hint: str,
-    *,
-    details: Mapping[str, Any] | None = None,
-    items: Sequence[Item] = (),
-    fixes: Sequence[Fix] = (),
-    action: str = "",
+    message: str, hint: str, *, details: Details = None, items: Sequence[Item] = (), fixes: Sequence[Fix] = (), action: str = ""
 ) -> Result:
     return Result(Status.WARN, message, hint, dict(details or {}), tuple(items), _fixes(fixes), _action(action))
 
 
 def fail(
-    message: str,
-    hint: str,
-    *,
-    details: Mapping[str, Any] | None = None,
-    items: Sequence[Item] = (),
-    fixes: Sequence[Fix] = (),
-    action: str = "",
+    message: str, hint: str, *, details: Details = None, items: Sequence[Item] = (), fixes: Sequence[Fix] = (), action: str = ""
 ) -> Result:
     return Result(Status.FAIL, message, hint, dict(details or {}), tuple(items), _fixes(fixes), _action(action))
 
