@@ -48,7 +48,7 @@ class _Out:
     (the format requires it); label values scrubbed and escaped."""
 
     def __init__(self) -> None:
-        from envdoctor.core.redact import scrubber
+        from envdoctor.core.scrub import scrubber
 
         self._scrub = scrubber().text
         self._families: dict[str, tuple[str, list[str]]] = {}
