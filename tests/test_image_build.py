@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import absent
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -137,7 +138,7 @@ def _context(tmp: Path) -> Path:
 def engine(tmp_path_factory):
     why = _missing()
     if why:
-        pytest.skip(why)
+        absent(why)
     rootfs = _rootfs()
     d = Dockerd(WORK / "dockerd")  # its layers stay for the next run on this machine
     try:
