@@ -483,6 +483,8 @@ def _assignments(s: str, hide: Callable[[str], str]) -> str:
         name, sep = m.groups()
         if m.start() < pos or not _text_name(name):
             continue
+        if ":" in sep and not is_secret_key(name):
+            continue  # "did not pass: smoke.compile" is prose; only "pass=" assigns a short name
         v = _VALUE.match(s, m.end())
         value = v.group(0) if v else ""
         if not value or _plain_value(value) or value.startswith(REDACTED):
