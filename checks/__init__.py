@@ -1,2 +1,2 @@
-"""envdoctor's built-in checks, installed as ``envdoctor_checks`` and loaded through the same
-``envdoctor.checks`` entry point as any third-party plugin. Each public module is one area."""
+"""envdoctor's built-in checks, installed as ``envdoctor_checks`` (or loaded from this folder in a checkout)
+by the engine's static list (envdoctor.core.builtins). Each public module is one area."""

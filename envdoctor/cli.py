@@ -129,9 +129,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
     except _usage_errors() as e:  # evaluated only when an exception is on its way out
+        code = getattr(e, "exit_code", ExitCode.USAGE)
         for line in e.message.splitlines():
-            click.echo(f"Error: {line}", err=True)
-        sys.exit(ExitCode.USAGE)
+            click.echo(f"Error: {line}" if code is ExitCode.USAGE else f"envdoctor: {line}", err=True)
+        sys.exit(code)
     except click.exceptions.Abort:
         _exit_interrupted()
     except click.ClickException as e:

@@ -1,7 +1,7 @@
 """Import structure, read from the source with ast (nothing is imported):
 
 - the built-in checks use only the public API (``from envdoctor import ...``), as a plugin must;
-- the engine never imports the built-in checks (they are loaded through the entry point);
+- the engine never imports the built-in checks (core.builtins loads them from its static list);
 - no import cycle among envdoctor's modules;
 - no module of ours shadows a standard-library module;
 - and, in a real interpreter this time, ``envdoctor list`` loads none of a run's machinery.

@@ -10,4 +10,5 @@ class ExitCode(enum.IntEnum):
     FAILED = 1  # a check failed or errored (or warned, under --strict); diff: a regression
     USAGE = 2  # bad option, unknown check, unreadable input, unwritable output
     INTERNAL = 3  # envdoctor's own internal error
+    NO_CHECKS = 4  # no check ran (none loaded, or the selection left none): never healthy
     INTERRUPTED = 130  # Ctrl-C or SIGTERM; the partial report is still printed

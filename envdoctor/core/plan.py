@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envdoctor.core.api import CheckSpec
+from envdoctor.core.exitcode import ExitCode
 from envdoctor.core.inputs import RunInputs, with_inputs
 from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, DEFAULT_TIMEOUT
 from envdoctor.core.outputs import Output, target_problem
@@ -31,9 +32,30 @@ DISTRIBUTED_TAG = "distributed"
 class PlanError(Exception):
     """A usage mistake found while planning: one line for the user, exit code 2."""
 
+    exit_code = ExitCode.USAGE
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class NothingToRun(PlanError):
+    """A plan in which no check would run: never a healthy verdict, its own exit code."""
+
+    exit_code = ExitCode.NO_CHECKS
+
+
+def nothing_to_run(registry: Registry, profile: str, deselect: Sequence[str]) -> NothingToRun:
+    if not registry.checks:
+        why = "no check was loaded"
+        if registry.problems:
+            more = len(registry.problems) - 1
+            why += f": {registry.problems[0].message}" + (f" (and {more} more: `envdoctor list` names them)" if more else "")
+        else:
+            why += " (envdoctor's built-in checks are missing: reinstall envdoctor)"
+    else:
+        why = f"the selection (profile {profile}" + (f", deselected {', '.join(deselect)}" if deselect else "") + ") left none"
+    return NothingToRun(f"no check ran: {why}")
 
 
 def positive_seconds(option: str, value: float) -> float:
@@ -164,6 +186,9 @@ def build(
     if launch is not None:
         specs = [s for s in specs if DISTRIBUTED_TAG not in s.tags]
         dist_specs = tuple(s for s in registry.checks if DISTRIBUTED_TAG in s.tags and not any(matches(s, p) for p in desel))
+    # Selecting only a check the registry refused is a run of its error row, not of nothing.
+    if not specs and not dist_specs and not any(matches(p, pat) for p in registry.problems for pat in select):
+        raise nothing_to_run(registry, profile, desel)
     return RunPlan(
         registry=registry,
         specs=tuple(specs),

@@ -31,12 +31,18 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from envdoctor.core import bytecode
+from envdoctor.core import builtins, bytecode
 from envdoctor.core._probe_child import BYTECODE_ENV, PRECOMPILE_ENV, remove_tree
 from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.subproc import describe_signal, kill_group, kill_now, spawn_on_stable_thread
 
-_BOOT = "import sys; sys.path.extend({extra!r}); from envdoctor.core._probe_child import main; main()"
+# Both boots load the built-in checks from their files, as core.builtins does
+# in this process: a checkout that is not installed has them under checks/ only.
+_BOOT = (
+    "import sys; sys.path.extend({extra!r}); from envdoctor.core import builtins\n"
+    "builtins.PACKAGE in sys.modules or builtins.load_by_path(builtins.PACKAGE, {checks!r})\n"
+    "from envdoctor.core._probe_child import main; main()"
+)
 # Another interpreter (--python) has neither envdoctor nor its dependencies installed: the worker
 # loop and the probe bodies (both standard library only, besides what they probe) are loaded from
 # their files, without touching sys.path, so the target's own torch and numpy are the ones found.
@@ -46,13 +52,14 @@ _TARGET_BOOT = (
     "def load(name, init, pkg=None):\n"
     "    s = u.spec_from_file_location(name, init, submodule_search_locations=pkg)\n"
     "    m = u.module_from_spec(s); sys.modules[name] = m; s.loader.exec_module(m); return m\n"
-    "load('envdoctor_checks', {checks_init!r}, [{checks!r}])\n"
+    "load({package!r}, {checks_init!r}, [{checks!r}])\n"
     "sys.path.extend({extra!r})\n"
     "load('envdoctor_probe_child', {child!r}).main()"
 )
 OUTPUT_TAIL = 16 * 1024
-# What a prestarted worker imports before the first call (see ProbeClient.prestart).
-PRELOAD = "envdoctor_checks.bodies.torch_info:preload"
+# What a prestarted worker imports before the first call (see ProbeClient.prestart), declared
+# with the built-ins.
+PRELOAD = builtins.PRELOAD
 
 # Phrases in a dead probe's output that name the cause better than the signal does.
 _CAUSES = [
@@ -174,10 +181,11 @@ def explain_output(output: str) -> str:
 
 def _boot(python: str | None, extra_path: Sequence[str]) -> list[str]:
     """The worker's interpreter and its boot code: the doctor's own, or the one examined."""
-    if python is None:
-        return [sys.executable, "-c", _BOOT.format(extra=list(extra_path))]
     checks = _checks_dir()
+    if python is None:
+        return [sys.executable, "-c", _BOOT.format(extra=list(extra_path), checks=checks)]
     boot = _TARGET_BOOT.format(
+        package=builtins.PACKAGE,
         checks_init=os.path.join(checks, "__init__.py"),
         checks=checks,
         extra=list(extra_path[1:]),  # not the directory holding envdoctor itself
@@ -187,13 +195,11 @@ def _boot(python: str | None, extra_path: Sequence[str]) -> list[str]:
 
 
 def _checks_dir() -> str:
-    """Where the built-in checks (``envdoctor_checks``) live, found without importing them."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("envdoctor_checks")
-    if spec is None or not spec.submodule_search_locations:
-        raise ProbeError("envdoctor's built-in checks (envdoctor_checks) cannot be found; reinstall envdoctor")
-    return list(spec.submodule_search_locations)[0]
+    """Where the built-in checks live, found without importing them."""
+    found = builtins.location()
+    if found is None:
+        raise ProbeError(f"envdoctor's built-in checks ({builtins.PACKAGE}) cannot be found; reinstall envdoctor")
+    return found
 
 
 def _run_dir() -> str:
@@ -392,7 +398,7 @@ class _Lane:
 class ProbeClient:
     """What a check receives as its ``probe`` parameter.
 
-    ``probe.call("envdoctor_checks.bodies.smoke:matmul", {"dtype": "bf16"}, timeout=60)``
+    ``probe.call("my_plugin.bodies:matmul", {"dtype": "bf16"}, timeout=60)``
     returns the function's (JSON) value. It raises :class:`ProbeRaised` when the function
     raised in the child, and :class:`ProbeError` when the child hung, died or spoke garbage.
     Pass ``fresh=True`` (or a different ``env``) to run in a one-off worker that cannot

@@ -1,4 +1,5 @@
-"""Finding checks and facts: entry points (built-ins and third parties alike) and --checks-path.
+"""Finding checks and facts: the built-ins (a static list, core.builtins), third parties'
+entry points and --checks-path.
 
 Discovery is a short pipeline: entry points found → modules imported → decorated objects
 collected, sorted for determinism, then validated. A plugin that fails to import becomes an
@@ -234,21 +235,45 @@ def _submodules(package: ModuleType) -> list[str]:
     )
 
 
-def load_entry_points(reg: Registry, group: str = GROUP) -> None:
+def load_builtins(reg: Registry) -> None:
+    """The built-in checks, from the engine's static list (core.builtins): from an install or
+    from a checkout alike; a failure is an error row like any plugin's."""
+    from envdoctor.core import builtins
+
     with _Signals() as sigs:
         try:
-            eps = sorted(md.entry_points(group=group), key=lambda e: (not _dist_label(e)[1], e.name))
+            package = builtins.load()
+        except BaseException as e:  # noqa: BLE001 - see _load_entry_point
+            sigs.contain(reg, "builtin", f"built-in checks ({builtins.PACKAGE})", e)
+            return
+        _add_package(reg, package, "built-in", "builtin", "built-in", sigs)
+
+
+def _is_builtin(ep: md.EntryPoint) -> bool:
+    """An entry point naming the built-ins (an older install's metadata has one): they are loaded
+    from the static list already, never a second time."""
+    from envdoctor.core.builtins import PACKAGE
+
+    return ep.value.split(":", 1)[0].strip() == PACKAGE or _dist_label(ep)[1]
+
+
+def load_entry_points(reg: Registry, eps: list[md.EntryPoint] | None = None, group: str = GROUP) -> None:
+    """Third-party checks from the ``envdoctor.checks`` entry points (``eps``: given instead of
+    read from the installed metadata, for tests)."""
+    with _Signals() as sigs:
+        try:
+            found = list(md.entry_points(group=group)) if eps is None else list(eps)
+            found = sorted((e for e in found if not _is_builtin(e)), key=lambda e: e.name)
         except BaseException as e:  # noqa: BLE001 - broken metadata must not stop the doctor
             sigs.contain(reg, "metadata", "entry points", e)
             return
-        for ep in eps:
+        for ep in found:
             _load_entry_point(reg, ep, sigs)
 
 
 def _load_entry_point(reg: Registry, ep: md.EntryPoint, sigs: _Signals) -> None:
     # BaseException: a plugin calling sys.exit() at import must not end the run (issue 14).
-    label, builtin = _dist_label(ep)
-    source = "built-in" if builtin else label
+    label, _ = _dist_label(ep)
     try:
         target = ep.load()
     except BaseException as e:  # noqa: BLE001
@@ -257,13 +282,18 @@ def _load_entry_point(reg: Registry, ep: md.EntryPoint, sigs: _Signals) -> None:
     if not isinstance(target, ModuleType):
         reg.plugin_error(ep.name, f"{label} ({ep.value})", TypeError("entry point must name a module"))
         return
+    _add_package(reg, target, label, ep.name, label, sigs)
+
+
+def _add_package(reg: Registry, target: ModuleType, source: str, key: str, label: str, sigs: _Signals) -> None:
+    """A module and, for a package, its public submodules."""
     modules = [target]
     if hasattr(target, "__path__"):
         for name in _submodules(target):
             try:
                 modules.append(importlib.import_module(name))
             except BaseException as e:  # noqa: BLE001
-                sigs.contain(reg, f"{ep.name}.{name.rsplit('.', 1)[-1]}", f"{label} module {name}", e)
+                sigs.contain(reg, f"{key}.{name.rsplit('.', 1)[-1]}", f"{label} module {name}", e)
     for mod in modules:
         reg.add_module(mod, source)
 
@@ -294,6 +324,7 @@ def load_checks_path(reg: Registry, directory: str) -> None:
 
 def discover(checks_paths: tuple[str, ...] = ()) -> Registry:
     reg = Registry()
+    load_builtins(reg)
     load_entry_points(reg)
     for p in checks_paths:
         load_checks_path(reg, p)

@@ -143,6 +143,8 @@ def exit_code(report: Report, strict: bool = False) -> ExitCode:
         # Under torchrun one worker's non-zero exit stops every other worker, rank 0 included:
         # a rank other than 0 fails only when its report never reached rank 0.
         return ExitCode.OK if report.worker.get("delivered") else ExitCode.FAILED
+    if not report.results:
+        return ExitCode.NO_CHECKS  # a run in which nothing ran is never healthy
     return ExitCode.OK if verdict(report, strict).healthy else ExitCode.FAILED
 
 
