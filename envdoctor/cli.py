@@ -9,7 +9,7 @@ import sys
 import click
 
 from envdoctor import __version__
-from envdoctor.core import signals
+from envdoctor.core import reaper, signals
 from envdoctor.core.exitcode import ExitCode
 
 # name -> (module, attribute, the first paragraph of its help). A command's module is imported
@@ -115,6 +115,7 @@ def _exit_interrupted() -> None:
     process leaves at once, so no late interrupt during interpreter shutdown can turn 130 into
     death by SIGINT (seen 1 in 10 times when TERM came 0.2 s into a run)."""
     click.echo("envdoctor: interrupted", err=True)
+    reaper.reap()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -125,7 +126,15 @@ def _exit_interrupted() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     signals.install_run()  # INT, TERM and HUP: stop the run, print the partial report, exit 130
+    reaper.install()  # a daemon forked below envdoctor comes back to it, and goes at exit
     _tolerant_stdout()
+    try:
+        _main(argv)
+    finally:
+        reaper.reap()
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
     except _usage_errors() as e:  # evaluated only when an exception is on its way out

@@ -15,6 +15,7 @@ from envdoctor.reporters import FORMATS  # light: the renderers themselves load 
 
 TEXTFILE_NAME = "envdoctor.prom"  # node_exporter's textfile collector reads DIR/*.prom
 _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
+_NO_PLUGINS_HELP = "Run the built-in checks alone: no installed plugin is loaded (also ENVDOCTOR_DISABLE_PLUGIN_AUTOLOAD=1)."
 
 
 @click.command("check")
@@ -49,6 +50,7 @@ _TIMEOUT_HELP = "Seconds the whole run may take (a positive number)."
 @click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help=_TIMEOUT_HELP)
 @click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules (*.py) from DIR.")
+@click.option("--no-plugins", is_flag=True, help=_NO_PLUGINS_HELP)
 @click.option(
     "-e",
     "--expect",
@@ -176,7 +178,7 @@ def make_plan(**o):
     except ValueError as e:
         raise plan.PlanError(str(e)) from None
     return plan.build(
-        discover(tuple(o["checks_path"])),
+        discover(tuple(o["checks_path"]), plugins=not o["no_plugins"]),
         conf.expectations,
         select=split_patterns(o["select"]),
         deselect=split_patterns(o["deselect"]),
@@ -244,14 +246,15 @@ def deliver(report, plan, color: bool) -> list[str]:
 @click.command("list")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules from DIR.")
-def list_cmd(fmt, checks_path) -> None:
+@click.option("--no-plugins", is_flag=True, help=_NO_PLUGINS_HELP)
+def list_cmd(fmt, checks_path, no_plugins) -> None:
     """List every check: id, title, tags and where it comes from."""
     import json
 
     from envdoctor.core.registry import discover
     from envdoctor.core.selection import PROFILES
 
-    reg = discover(tuple(checks_path))
+    reg = discover(tuple(checks_path), plugins=not no_plugins)
     if fmt == "json":
         rows = [{"id": c.id, "title": c.title, "tags": list(c.tags), "source": c.source} for c in reg.checks]
         rows += [{"id": p.id, "title": p.title, "tags": [], "source": p.source, "error": p.message} for p in reg.problems]

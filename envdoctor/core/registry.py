@@ -15,12 +15,14 @@ import difflib
 import importlib
 import importlib.metadata as md
 import importlib.util
+import os
 import pkgutil
 import re
 import signal
 import sys
 import threading
 import traceback
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -121,10 +123,11 @@ class Registry:
     def problem(self, id: str, title: str, message: str, hint: str, source: str) -> None:
         self.problems.append(CheckOutcome(id=id, title=title, status=Status.ERROR, message=message, hint=hint, source=source))
 
-    def validate(self) -> None:
+    def validate(self, known: Sequence[str] = ()) -> None:
         """Parameters that name no fact: the check is dropped (it could only ever be an error),
-        the fact kept (its dependents say at run time that it could not be gathered)."""
-        known = set(self.facts) | set(SPECIALS)
+        the fact kept (its dependents say at run time that it could not be gathered). ``known``:
+        more fact names that exist elsewhere (a contained plugin's host: the built-ins')."""
+        known = set(self.facts) | set(SPECIALS) | set(known)
         keep = []
         for c in self.checks:
             unknown = [p.name for p in c.params if p.name not in known]
@@ -257,17 +260,22 @@ def _is_builtin(ep: md.EntryPoint) -> bool:
     return ep.value.split(":", 1)[0].strip() == PACKAGE or _dist_label(ep)[1]
 
 
-def load_entry_points(reg: Registry, eps: list[md.EntryPoint] | None = None, group: str = GROUP) -> None:
-    """Third-party checks from the ``envdoctor.checks`` entry points (``eps``: given instead of
-    read from the installed metadata, for tests)."""
+def third_party(reg: Registry, eps: Sequence[md.EntryPoint] | None = None, group: str = GROUP) -> list[md.EntryPoint]:
+    """The ``envdoctor.checks`` entry points other than the built-ins' (``eps``: given instead of
+    read from the installed metadata, for tests); broken metadata is an error row."""
+    try:
+        found = list(md.entry_points(group=group)) if eps is None else list(eps)
+        return sorted((e for e in found if not _is_builtin(e)), key=lambda e: e.name)
+    except Exception as e:  # noqa: BLE001 - broken metadata must not stop the doctor
+        reg.plugin_error("metadata", "entry points", e)
+        return []
+
+
+def load_entry_points(reg: Registry, eps: Sequence[md.EntryPoint] | None = None, group: str = GROUP) -> None:
+    """Third-party checks imported into this process: what a contained plugin's own host does
+    (core.plugin_host); envdoctor's process loads them through their hosts (:func:`discover`)."""
     with _Signals() as sigs:
-        try:
-            found = list(md.entry_points(group=group)) if eps is None else list(eps)
-            found = sorted((e for e in found if not _is_builtin(e)), key=lambda e: e.name)
-        except BaseException as e:  # noqa: BLE001 - broken metadata must not stop the doctor
-            sigs.contain(reg, "metadata", "entry points", e)
-            return
-        for ep in found:
+        for ep in third_party(reg, eps, group):
             _load_entry_point(reg, ep, sigs)
 
 
@@ -322,10 +330,26 @@ def load_checks_path(reg: Registry, directory: str) -> None:
             reg.add_module(module, f"path:{file}")
 
 
-def discover(checks_paths: tuple[str, ...] = ()) -> Registry:
+AUTOLOAD_ENV = "ENVDOCTOR_DISABLE_PLUGIN_AUTOLOAD"
+
+
+def autoload(env: Mapping[str, str] | None = None) -> bool:
+    """Whether installed plugins load: not when ENVDOCTOR_DISABLE_PLUGIN_AUTOLOAD is set (to anything but 0 or empty)."""
+    value = (os.environ if env is None else env).get(AUTOLOAD_ENV, "")
+    return value.strip() in ("", "0")
+
+
+def discover(checks_paths: tuple[str, ...] = (), *, plugins: bool = True, eps: Sequence[md.EntryPoint] | None = None) -> Registry:
+    """The built-ins, then (``plugins`` and autoload on) each installed plugin distribution in a
+    child of its own (core.plugin_host), then the --checks-path modules (in this process: the
+    user's own files, named on the command line)."""
     reg = Registry()
     load_builtins(reg)
-    load_entry_points(reg)
+    found = third_party(reg, eps) if plugins and autoload() else []
+    if found:  # `list` with no plugin installed loads nothing of the run
+        from envdoctor.core.plugin_host import load_contained
+
+        load_contained(reg, found)
     for p in checks_paths:
         load_checks_path(reg, p)
     reg.validate()

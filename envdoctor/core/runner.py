@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from envdoctor.core.api import CheckSpec, ProbeError, ProbeRaised, Result, Skip, Status
 from envdoctor.core.facts import FactStore
@@ -75,9 +75,27 @@ def evaluate(spec: CheckSpec, store: FactStore, *, on_abandon: Callable[[threadi
     )
 
 
+class ContainedOutcome(Exception):  # noqa: N818 - carries a row, not an error
+    """A contained check's row, as the child that ran it judged it (core.plugin_host): taken as it is."""
+
+    def __init__(self, row: dict) -> None:
+        super().__init__(row.get("id", "?"))
+        self.row = row
+
+
+def _contained_row(spec: CheckSpec, row: dict, duration: float) -> CheckOutcome:
+    from envdoctor.reporters.json import result_from_dict
+
+    out = result_from_dict(row)
+    # Only the row's verdict comes from the child: the id, title, tags and source stay the parent's.
+    return replace(out, id=spec.id, title=spec.title, tags=spec.tags, source=spec.source, duration=duration)
+
+
 def _judge(spec: CheckSpec, kwargs: dict, start: float) -> CheckOutcome:
     try:
         result = spec.func(**kwargs)
+    except ContainedOutcome as e:
+        return _contained_row(spec, e.row, time.monotonic() - start)
     except Skip as e:
         return _row(spec, Status.SKIP, e.reason, duration=time.monotonic() - start)
     except ProbeError as e:

@@ -122,7 +122,7 @@ def execute(
     finally:
         probe.close()
     results = [state.outcomes[s.id] for s in chosen] + list(reg.problems)
-    facts: dict[str, Any] = {}
+    facts: dict[str, Any] = dict(getattr(probe, "contained_facts", {}))  # contained plugins' (core.plugin_host)
     for name, out in sorted(store.computed().items()):
         if name in SPECIALS:
             continue

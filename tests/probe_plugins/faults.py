@@ -42,3 +42,21 @@ def import_torch() -> dict:
     import torch
 
     return {"pid": os.getpid(), "already_loaded": already, "version": torch.__version__}
+
+
+def daemon(pid_file: str) -> int:
+    """Leave a daemon behind (double fork, new session), as a careless body or plugin might."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(pid_file + ".tmp", "w") as f:
+                f.write(str(os.getpid()))
+            os.replace(pid_file + ".tmp", pid_file)
+            time.sleep(600)
+        os._exit(0)
+    os.wait()
+    for _ in range(500):
+        if os.path.exists(pid_file):
+            break
+        time.sleep(0.01)
+    return os.getpid()

@@ -1,0 +1,54 @@
+"""Nothing envdoctor's run started outlives it: a daemon a check, a plugin or a probe body forked
+(double fork, ``setsid``) escapes every process group the engine kills, so envdoctor's process
+becomes the "child subreaper" of everything below it (Linux ``PR_SET_CHILD_SUBREAPER``): such an
+orphan is re-parented to envdoctor rather than to init, and :func:`reap` ends it before exit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+_PR_SET_CHILD_SUBREAPER = 36
+_installed = False
+
+
+def install() -> bool:
+    """Become the subreaper of everything this process starts; False where that is not possible."""
+    global _installed
+    if not sys.platform.startswith("linux"):
+        return False
+    from envdoctor.core.subproc import _load_prctl
+
+    prctl = _load_prctl()
+    _installed = bool(prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    return _installed
+
+
+def reap(grace: float = 1.0) -> list[int]:
+    """TERM, then KILL, every process still below this one; their pids. A no-op unless installed."""
+    if not _installed:
+        return []
+    import psutil
+
+    try:
+        left = psutil.Process(os.getpid()).children(recursive=True)
+    except psutil.Error:
+        return []
+    for p in left:
+        _send(p, signal.SIGTERM)
+    _, alive = psutil.wait_procs(left, timeout=grace)
+    for p in alive:
+        _send(p, signal.SIGKILL)
+    psutil.wait_procs(alive, timeout=grace)
+    return [p.pid for p in left]
+
+
+def _send(p, sig: int) -> None:
+    import psutil
+
+    try:
+        p.send_signal(sig)
+    except psutil.Error:
+        pass
