@@ -8,8 +8,11 @@ import sys
 
 SCRIPT = """
 import json, sys
-from envdoctor.core.session import RunOptions, execute
-report = execute(RunOptions(select=sys.argv[1:], timeout=600))
+from envdoctor.core import plan, session
+from envdoctor.core.registry import discover
+from envdoctor.core.selection import choose
+reg = discover()
+report = session.execute(plan.for_specs(reg, choose(reg.checks, sys.argv[1:], (), "default"), timeout=600))
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "triton", "torch_xla", "numpy"))
 print(json.dumps({"heavy": heavy, "ids": [r.id for r in report.results], "torch": report.facts.get("torch_runtime", {}).get("version")}))
 """

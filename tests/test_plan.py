@@ -97,8 +97,8 @@ def test_one_distributed_budget():
 def test_torch_none_is_an_expectation_that_is_no_row():
     exp = Expectations().merged([parse("torch", "none", "--expect")])
     assert not exp.torch_expected and exp.facts == ()
-    assert plan_mod.build(registry(), exp).options().as_fact()["torch_expected"] is False
-    assert plan_mod.build(registry(), Expectations()).options().as_fact()["torch_expected"] is True
+    assert plan_mod.build(registry(), exp).fact()["torch_expected"] is False
+    assert plan_mod.build(registry(), Expectations()).fact()["torch_expected"] is True
 
 
 def test_config_error_is_not_a_click_exception():
@@ -244,3 +244,25 @@ def test_must_pass_item_names_the_profile():
     exp = Expectations().merged([parse("must_pass", ["smoke.matmul"], "x")])
     row = judge_must_pass(report(), exp, SPECS, "build").results[-1]
     assert row.items == (Item("smoke.matmul", Status.SKIP, "GPU check, not judged under --profile build"),)
+
+
+def test_session_run_is_the_whole_pipeline_judged_compacted_and_scrubbed(monkeypatch):
+    """Issue 23 item 1: one engine call executes the plan, adds the must_pass row and scrubs the
+    report; the command only delivers it."""
+    from envdoctor.core import session
+    from envdoctor.core.api import Param, fail
+
+    secret = "s3cr3t-token-value-91ab"
+    monkeypatch.setenv("MY_API_TOKEN", secret)
+    spec = CheckSpec(
+        "local.leak", lambda env: fail("the token is " + env["MY_API_TOKEN"], "rotate it"), "Leaks", ("build",), (Param("env", False),)
+    )
+    reg = registry()
+    reg.checks.append(spec)
+    exp = Expectations((parse("must_pass", ["local.leak"], "envdoctor.toml"),))
+    report = session.run(plan_mod.build(reg, exp, select=("local.leak",)))
+    rows = {r.id: r for r in report.results}
+    assert rows["local.leak"].status.value == "fail", rows["local.leak"].message
+    assert secret not in rows["local.leak"].message
+    assert rows["expect.must_pass"].status.value == "fail"
+    assert report.options["select"] == ["local.leak"]

@@ -6,9 +6,10 @@ import pytest
 
 from envdoctor import check, fact, ok
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR
+from envdoctor.core.plan import for_specs
 from envdoctor.core.probe import ProbeClient
 from envdoctor.core.registry import Registry
-from envdoctor.core.session import RunOptions, execute, needs_fact
+from envdoctor.core.session import execute, needs_fact
 
 
 @fact("torch_runtime")
@@ -83,7 +84,7 @@ def test_execute_prestarts_only_when_torch_runtime_is_needed(monkeypatch, chosen
     asked = []
     monkeypatch.setattr(ProbeClient, "prestart", lambda self, spare=False, **kw: asked.append(spare))
     reg = Registry(checks=list(chosen), facts=dict(FACTS))
-    report = execute(RunOptions(timeout=60), registry=reg, specs=chosen)
+    report = execute(for_specs(reg, chosen, timeout=60))
     assert asked == want
     assert sorted(r.id for r in report.results) == sorted(c.id for c in chosen)
     assert all(r.status.value == "pass" for r in report.results), report.results

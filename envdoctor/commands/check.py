@@ -111,15 +111,10 @@ _NO_PLUGINS_HELP = "Run the built-in checks alone: no installed plugin is loaded
 )
 def check_cmd(**options) -> None:
     """Run the checks and report."""
-    from envdoctor.core.compact import compact_report
-    from envdoctor.core.redact import protect
     from envdoctor.core.report import exit_code
 
     plan = make_plan(**options)
     report = run(plan)
-    if not plan.full_facts:
-        report = compact_report(report, plan.registry.facts)
-    report = protect(report, plan.redact)  # the report boundary: before ANY rendering
     failures = deliver(report, plan, use_color(options["no_color"]))
     for line in failures:
         click.echo(f"envdoctor: {line}", err=True)
@@ -200,25 +195,13 @@ def make_plan(**o):
 
 
 def run(plan):
-    """Run the plan with its executor (this machine, or this rank of a distributed job) and
-    add the post-run ``expect.must_pass`` row."""
-    from envdoctor.core.expect import judge_must_pass
-    from envdoctor.core.session import execute
+    """The engine's run (core.session.run), with a progress line on a terminal."""
+    from envdoctor.core import session
 
-    if plan.launch is not None:
-        from envdoctor.modes.distributed import execute_distributed as executor
-    else:
-
-        def executor(p, progress=None):
-            return execute(p.options(), registry=p.registry, specs=p.specs, progress=progress)
-
-    tty = sys.stderr.isatty() and plan.main.fmt == "text" and not plan.main.path and not plan.quiet
-    if tty:
+    if sys.stderr.isatty() and plan.main.fmt == "text" and not plan.main.path and not plan.quiet:
         with TTYProgress(len(plan.specs)) as progress:
-            report = executor(plan, progress=progress)
-    else:
-        report = executor(plan)
-    return judge_must_pass(report, plan.expectations, plan.registry.checks, plan.profile)
+            return session.run(plan, progress=progress)
+    return session.run(plan)
 
 
 def deliver(report, plan, color: bool) -> list[str]:

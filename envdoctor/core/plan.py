@@ -1,6 +1,8 @@
 """The run plan: CLI options, the config file, the profile and the expectations, resolved once
-into one frozen :class:`RunPlan`. Everything downstream (the executors, the post-run
-``must_pass`` row, the outputs, the exit code) reads the plan and decides nothing again.
+into one frozen :class:`RunPlan`, the one model of a run's options (checks read it as the
+``options`` fact, :meth:`RunPlan.fact`; the report records :meth:`RunPlan.report_options`).
+Everything downstream (core.session.run: the executors, the post-run ``must_pass`` row; the
+outputs, the exit code) reads the plan and decides nothing again.
 
 Every mistake found while building it is a :class:`PlanError`: one line, exit code 2.
 """
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
     from envdoctor.core.interpreter import Interpreter
     from envdoctor.core.launch import Launch
     from envdoctor.core.registry import Registry
-    from envdoctor.core.session import RunOptions
 
 DISTRIBUTED_TAG = "distributed"
 
@@ -93,23 +94,35 @@ class RunPlan:
     def outputs(self) -> tuple[Output, ...]:
         return (self.main, *self.extras)
 
-    def options(self, **changes: Any) -> RunOptions:
-        """The engine's view of the plan (the ``options`` fact and the report's options)."""
-        from envdoctor.core.session import RunOptions
+    def fact(self) -> dict[str, Any]:
+        """The plan as checks see it: the ``options`` fact."""
+        return {
+            "profile": self.profile,
+            "verbose": self.verbose,
+            "timeout": self.timeout,
+            "torch_expected": self.expectations.torch_expected,
+            **self.inputs.as_options(),
+            **dict(self.extra),
+        }
 
-        base = dict(
-            select=self.select,
-            deselect=self.deselect,
-            profile=self.profile,
-            timeout=self.timeout,
-            checks_paths=self.checks_paths,
-            verbose=self.verbose,
-            torch_expected=self.expectations.torch_expected,
-            full_facts=self.full_facts,
-            extra={**self.inputs.as_options(), **dict(self.extra)},
-            interpreter=self.interpreter,
-        )
-        return RunOptions(**{**base, **changes})
+    def report_options(self) -> dict[str, Any]:
+        """The plan as the report records it (its ``options``; the JSON schema describes them)."""
+        python = {} if self.interpreter is None or self.interpreter.own else {"python": self.interpreter.executable}
+        return {
+            "profile": self.profile,
+            "select": list(self.select),
+            "deselect": list(self.deselect),
+            "timeout": self.timeout,
+            "full_facts": self.full_facts,
+            **python,
+        }
+
+
+def for_specs(registry: Registry, specs: Sequence[CheckSpec], **fields: Any) -> RunPlan:
+    """A plan that runs exactly ``specs`` (library use and tests), no expectations of its own."""
+    from envdoctor.core.expect import Expectations
+
+    return RunPlan(registry=registry, specs=tuple(specs), expectations=Expectations(), **fields)
 
 
 def decide_checks(

@@ -1,8 +1,10 @@
-"""One doctor run on this machine: gather and judge the plan's checks, and build the report.
+"""One doctor run: :func:`run` takes the plan (core.plan) and returns the Report to deliver.
 
-:func:`execute` is the local executor; ``envdoctor.modes.distributed`` is the other one, and
-returns the same Report. Reports come out unscrubbed: secrets are scrubbed once, where a report
-leaves the process (:func:`envdoctor.core.redact.protect`).
+The whole pipeline is here: the executor (:func:`execute` on this machine, or
+``envdoctor.modes.distributed`` for one rank of a job, which returns the same Report), the
+post-run ``expect.must_pass`` judgement, compaction (unless --full-facts) and the report
+boundary, where secrets are scrubbed once (:func:`envdoctor.core.redact.protect`). What comes
+out of :func:`execute` is unscrubbed; what comes out of :func:`run` may be rendered.
 """
 
 from __future__ import annotations
@@ -14,47 +16,24 @@ import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envdoctor.core.api import CheckSpec, FactSpec
 from envdoctor.core.facts import FactStore
 from envdoctor.core.interpreter import Interpreter
 from envdoctor.core.interpreter import own as own_interpreter
-from envdoctor.core.limits import DEFAULT_TIMEOUT
 from envdoctor.core.probe import ProbeClient
-from envdoctor.core.registry import SPECIALS, Registry, discover
+from envdoctor.core.registry import SPECIALS, Registry
 from envdoctor.core.report import Report
 from envdoctor.core.runner import Progress, run_checks
-from envdoctor.core.selection import choose
 from envdoctor.core.version import __version__
+
+if TYPE_CHECKING:
+    from envdoctor.core.plan import RunPlan
 
 # Facts the engine supplies itself (SPECIALS, from the registry, which checks parameters against
 # them). They are inputs, not findings, and are never reported (``env`` holds the whole
 # environment, secrets included).
-
-
-@dataclass
-class RunOptions:
-    select: Sequence[str] = ()
-    deselect: Sequence[str] = ()
-    profile: str = "default"
-    timeout: float | None = DEFAULT_TIMEOUT
-    checks_paths: Sequence[str] = ()
-    verbose: bool = False
-    torch_expected: bool = True  # False with `--expect torch=none`
-    full_facts: bool = False  # --full-facts: recorded in the report's options
-    extra: Mapping[str, Any] = field(default_factory=dict)  # more entries for the `options` fact
-    interpreter: Interpreter | None = None  # --python, examined by the plan; None: envdoctor's own
-
-    def as_fact(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "verbose": self.verbose,
-            "timeout": self.timeout,
-            "torch_expected": self.torch_expected,
-            **dict(self.extra),
-        }
 
 
 def platform_facts(interp: Interpreter | None = None) -> dict[str, Any]:
@@ -96,22 +75,33 @@ def needs_fact(specs: Sequence[CheckSpec], facts: Mapping[str, FactSpec], wanted
     return False
 
 
-def execute(
-    opts: RunOptions,
-    *,
-    registry: Registry | None = None,
-    specs: Sequence[CheckSpec] | None = None,
-    progress: Progress | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Report:
+def run(plan: RunPlan, *, progress: Progress | None = None, env: Mapping[str, str] | None = None) -> Report:
+    """The plan run by its executor (this machine, or this rank of a distributed job), judged
+    for ``must_pass``, compacted and scrubbed: the report to render."""
+    from envdoctor.core.compact import compact_report
+    from envdoctor.core.expect import judge_must_pass
+    from envdoctor.core.redact import protect
+
+    if plan.launch is not None:
+        from envdoctor.modes.distributed import execute_distributed as executor
+    else:
+        executor = execute
+    report = executor(plan, progress=progress, env=env)
+    report = judge_must_pass(report, plan.expectations, plan.registry.checks, plan.profile)
+    if not plan.full_facts:
+        report = compact_report(report, plan.registry.facts)
+    return protect(report, plan.redact)  # the report boundary: before ANY rendering
+
+
+def execute(plan: RunPlan, *, progress: Progress | None = None, env: Mapping[str, str] | None = None) -> Report:
+    """The local executor: the plan's checks on this machine, as an unscrubbed Report."""
     started = time.monotonic()
     started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    deadline = started + opts.timeout if opts.timeout else None
-    reg = registry if registry is not None else discover(tuple(opts.checks_paths))
-    chosen = list(specs) if specs is not None else choose(reg.checks, opts.select, opts.deselect, opts.profile)
+    deadline = started + plan.timeout if plan.timeout else None
+    reg, chosen = plan.registry, list(plan.specs)
     env = dict(os.environ if env is None else env)
-    interp = opts.interpreter or own_interpreter()
-    probe, store = live_store(reg, env, opts.as_fact(), interp)
+    interp = plan.interpreter or own_interpreter()
+    probe, store = live_store(reg, env, plan.fact(), interp)
     probe.deadline = deadline
     try:
         if needs_fact(chosen, reg.facts, "torch_runtime"):
@@ -122,6 +112,21 @@ def execute(
     finally:
         probe.close()
     results = [state.outcomes[s.id] for s in chosen] + list(reg.problems)
+    return Report(
+        tool_version=__version__,
+        started_at=started_at,
+        duration=time.monotonic() - started,
+        platform=platform_facts(interp),
+        results=tuple(results),
+        facts=_reported_facts(store, probe),
+        options=plan.report_options(),
+        interrupted=state.interrupted,
+        timed_out=state.timed_out,
+    )
+
+
+def _reported_facts(store: FactStore, probe: ProbeClient) -> dict[str, Any]:
+    """Every fact gathered, the engine's specials left out (``env`` holds the whole environment)."""
     facts: dict[str, Any] = dict(getattr(probe, "contained_facts", {}))  # contained plugins' (core.plugin_host)
     for name, out in sorted(store.computed().items()):
         if name in SPECIALS:
@@ -130,21 +135,4 @@ def execute(
             facts[name] = out.value
         else:
             facts[name] = {"unavailable": out.reason} if out.reason else {"error": out.error}
-    return Report(
-        tool_version=__version__,
-        started_at=started_at,
-        duration=time.monotonic() - started,
-        platform=platform_facts(interp),
-        results=tuple(results),
-        facts=facts,
-        options={
-            "profile": opts.profile,
-            "select": list(opts.select),
-            "deselect": list(opts.deselect),
-            "timeout": opts.timeout,
-            "full_facts": opts.full_facts,
-            **({} if interp.own else {"python": interp.executable}),
-        },
-        interrupted=state.interrupted,
-        timed_out=state.timed_out,
-    )
+    return facts

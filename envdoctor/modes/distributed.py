@@ -219,8 +219,9 @@ def one_line(report: Report) -> str:
 
 
 def execute_distributed(plan: RunPlan, *, progress: Progress | None = None, env: Mapping[str, str] | None = None) -> Report:
-    """The distributed executor: this rank's part of the job, as one Report. Rank 0's report
-    covers the whole job; another rank's carries ``worker`` (delivered or not, its one line)."""
+    """The distributed executor: this rank's part of the job, as one Report (core.session.run
+    calls it for a plan with a launch, as it calls session.execute for one without). Rank 0's
+    report covers the whole job; another rank's carries ``worker`` (delivered or not, its one line)."""
     from envdoctor.core.redact import scrub_report
 
     launch = plan.launch
@@ -231,17 +232,17 @@ def execute_distributed(plan: RunPlan, *, progress: Progress | None = None, env:
     handoff = os.path.join(handoff_dir, "report.json")
     cfg = {"handoff": handoff, "rank_timeout": plan.rank_timeout, "local_timeout": plan.timeout}
     budget = distributed_budget(plan.timeout, plan.rank_timeout)
-    dist_opts = plan.options(select=(), deselect=(), timeout=budget, extra={**dict(plan.extra), "distributed": cfg})
+    dist_plan = replace(plan, specs=plan.dist_specs, select=(), deselect=(), timeout=budget, extra={**dict(plan.extra), "distributed": cfg})
     box: dict[str, Report] = {}
 
     def run_dist() -> None:
-        box["dist"] = execute(dist_opts, registry=plan.registry, specs=plan.dist_specs, env=env)
+        box["dist"] = execute(dist_plan, env=env)
 
     # Daemon: if this process is interrupted, the probe child notices its parent is gone and exits.
     worker = threading.Thread(target=run_dist, name="envdoctor-distributed", daemon=True)
     worker.start()
     try:
-        local = execute(plan.options(), registry=plan.registry, specs=plan.specs, progress=progress, env=env)
+        local = execute(plan, progress=progress, env=env)
         # The summary leaves this process for rank 0: scrubbed here, against this rank's secrets.
         _write_handoff(handoff, rank_summary(scrub_report(local, env), launch))
         while worker.is_alive():
