@@ -101,3 +101,29 @@ def test_an_empty_report_is_never_exit_zero():
 
     empty = Report(tool_version="0", started_at="", duration=0.0, platform={}, results=(), facts={}, options={})
     assert exit_code(empty) is ExitCode.NO_CHECKS
+
+
+def test_the_text_report_orders_areas_as_the_builtins_declare(monkeypatch):
+    import envdoctor_checks
+    from envdoctor.core.api import Status
+    from envdoctor.core.report import CheckOutcome, Report
+    from envdoctor.reporters.text import render_text
+
+    rows = tuple(CheckOutcome(id=f"{a}.x", title=f"{a} row", status=Status.PASS) for a in ("zzz", "smoke", "system"))
+    report = Report(tool_version="0", started_at="", duration=0.0, platform={}, results=rows, facts={}, options={})
+
+    def order() -> list[str]:
+        text = render_text(report)
+        return sorted(("system", "smoke", "zzz"), key=lambda a: text.index(f"{a} row"))
+
+    assert order() == ["system", "smoke", "zzz"]  # the declared order; an undeclared area last
+    monkeypatch.setattr(envdoctor_checks, "AREA_ORDER", ("smoke", "system"))
+    assert order() == ["smoke", "system", "zzz"]
+
+
+def test_the_engine_reads_the_builtins_declarations():
+    from envdoctor.core import builtins
+
+    assert builtins.declared("PRELOAD") == "envdoctor_checks.bodies.torch_info:preload"
+    assert builtins.declared("BENCH_BODY") == "envdoctor_checks.bodies.bench"
+    assert builtins.declared("NOT_DECLARED", "fallback") == "fallback"

@@ -1,7 +1,8 @@
 """Import structure, read from the source with ast (nothing is imported):
 
 - the built-in checks use only the public API (``from envdoctor import ...``), as a plugin must;
-- the engine never imports the built-in checks (core.builtins loads them from its static list);
+- the engine never imports the built-in checks (core.builtins loads them from its static list),
+  nor names them in a string outside that one declared list;
 - no import cycle among envdoctor's modules;
 - no module of ours shadows a standard-library module;
 - and, in a real interpreter this time, ``envdoctor list`` loads none of a run's machinery.
@@ -89,6 +90,44 @@ def test_engine_never_imports_the_builtin_checks():
             if mod == "envdoctor_checks" or mod.startswith("envdoctor_checks."):
                 bad.append(f"{path.relative_to(REPO)}:{line}: imports {mod}")
     assert not bad, "\n".join(bad)
+
+
+DECLARED_BUILTINS = ENGINE / "core" / "builtins.py"  # the one place the engine names the built-ins
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                out.add(id(first.value))
+    return out
+
+
+def builtin_string_references(root: Path = ENGINE) -> list[str]:
+    """Strings in the engine's code (docstrings aside) that name the built-in package: a probe
+    target, a module to import, a body, all hidden dependencies an import scan cannot see."""
+    bad = []
+    for path, tree in _parsed(root):
+        if path == DECLARED_BUILTINS:
+            continue
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs and "envdoctor_checks" in node.value:
+                bad.append(f"{path.relative_to(root)}:{node.lineno}: {node.value[:80]!r}")
+    return bad
+
+
+def test_engine_names_the_builtins_in_no_string_outside_the_declared_list():
+    bad = builtin_string_references()
+    assert not bad, "name the built-ins through envdoctor.core.builtins (what they declare):\n" + "\n".join(bad)
+
+
+def test_the_string_scan_finds_a_hidden_reference(tmp_path):
+    (tmp_path / "mod.py").write_text('"""Mentions envdoctor_checks in a docstring: fine."""\nBODY = "envdoctor_checks.bodies.bench"\n')
+    found = builtin_string_references(tmp_path)
+    assert len(found) == 1 and "envdoctor_checks.bodies.bench" in found[0]
 
 
 def _graph() -> dict[str, set[str]]:

@@ -156,3 +156,22 @@ def test_builtin_checks_have_no_registry_problems():
     reg = discover()
     assert reg.problems == []
     assert len(reg.checks) > 50
+
+
+def test_entry_points_can_be_given_in_process(tmp_path, monkeypatch):
+    """Issue 23 item 6: registry tests need no dist-info directory and no subprocess."""
+    import importlib.metadata as md
+
+    from envdoctor.core.registry import Registry, load_entry_points
+
+    (tmp_path / "inproc_plugin.py").write_text(
+        "from envdoctor import check, ok\n\n@check('inproc.one')\ndef one():\n    '''In process'''\n    return ok('yes')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg = Registry()
+    load_entry_points(
+        reg,
+        eps=[md.EntryPoint("inproc", "inproc_plugin", "envdoctor.checks"), md.EntryPoint("gone", "no_such_module_xyz", "envdoctor.checks")],
+    )
+    assert [c.id for c in reg.checks] == ["inproc.one"]
+    assert [p.id for p in reg.problems] == ["plugin.gone"] and "No module named 'no_such_module_xyz'" in reg.problems[0].message

@@ -22,10 +22,11 @@ from typing import Any
 import click
 
 from envdoctor.commands.output import writable_target
+from envdoctor.core import builtins
 from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.exitcode import ExitCode
 
-BODY = "envdoctor_checks.bodies.bench"
+BODY = builtins.declared("BENCH_BODY")  # declared by the built-ins (checks/__init__.py)
 MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DEFAULT_MODES = ("eager", "default", "reduce-overhead")
 

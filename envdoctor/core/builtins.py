@@ -6,7 +6,8 @@ checkout that is not installed (``PYTHONPATH=<checkout> python -m envdoctor``) t
 importable under its package name, so it is loaded by file path, the one mechanism the probe boots
 use too (core.probe), and registered in ``sys.modules`` once: every later import of
 ``envdoctor_checks`` (its own submodules, the probe bodies) finds that one copy. Everything the
-engine needs from the built-ins by name is declared here, not spelled in engine modules.
+engine needs from the built-ins by name (the probe's preload body, bench's body, the areas'
+order) the built-in package declares itself, and :func:`declared` reads it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ import importlib.util
 import os
 import sys
 from types import ModuleType
+from typing import Any
 
 PACKAGE = "envdoctor_checks"
-# The probe body a prestarted worker runs before the first call (it imports torch).
-PRELOAD = f"{PACKAGE}.bodies.torch_info:preload"
-# The body `envdoctor bench` runs in its probe child, one mode per call.
-BENCH_BODY = f"{PACKAGE}.bodies.bench"
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -74,3 +72,12 @@ def load() -> ModuleType:
     if directory is not None:
         return load_by_path(PACKAGE, directory)
     return importlib.import_module(PACKAGE)
+
+
+def declared(name: str, default: Any = None) -> Any:
+    """What the built-in package declares under ``name`` (``PRELOAD``, ``BENCH_BODY``,
+    ``AREA_ORDER``; see checks/__init__.py); ``default`` when it cannot be loaded."""
+    try:
+        return getattr(load(), name, default)
+    except Exception:  # noqa: BLE001 - a broken install is reported by discovery, not here
+        return default

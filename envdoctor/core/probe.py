@@ -57,9 +57,6 @@ _TARGET_BOOT = (
     "load('envdoctor_probe_child', {child!r}).main()"
 )
 OUTPUT_TAIL = 16 * 1024
-# What a prestarted worker imports before the first call (see ProbeClient.prestart), declared
-# with the built-ins.
-PRELOAD = builtins.PRELOAD
 
 # Phrases in a dead probe's output that name the cause better than the signal does.
 _CAUSES = [
@@ -427,7 +424,7 @@ class ProbeClient:
         self.bytecode_cache: str | None = None  # the run's bytecode cache, when torch has none (core.bytecode)
         self._spare: _Worker | None = None  # a preloaded worker no lane has taken yet (prestart)
 
-    def prestart(self, spare: bool = False, preload: str = PRELOAD) -> None:
+    def prestart(self, spare: bool = False, preload: str | None = None) -> None:
         """Start the shared worker now and have it import torch while the run's other checks
         work, instead of when the first check asks; with ``spare``, one more such worker, for
         the first other lane that needs one. Where torch has no bytecode, helpers compile it
@@ -435,6 +432,9 @@ class ProbeClient:
         fresh worker and meets the failure itself, first-hand."""
         if self.python is None and not bytecode.installed("torch"):
             return  # nothing to preload: the torch checks say so without a worker
+        preload = preload or builtins.declared("PRELOAD")  # the built-ins declare what a worker runs first
+        if not preload:
+            return
         lane = self._lanes[MAIN_LANE]
         if not lane.lock.acquire(blocking=False):
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from envdoctor.core import builtins
 from envdoctor.core.api import Status
 from envdoctor.core.report import Report
 from envdoctor.reporters.escape import terminal
@@ -12,21 +13,6 @@ from envdoctor.reporters.escape import terminal
 MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
 ASCII_MARKS = {Status.PASS: "ok", Status.WARN: "!!", Status.FAIL: "XX", Status.SKIP: "--", Status.ERROR: "EE"}
 COLORS = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}
-AREA_ORDER = (
-    "system",
-    "packages",
-    "nvidia",
-    "health",
-    "torch",
-    "triton",
-    "toolchain",
-    "compile",
-    "xla",
-    "smoke",
-    "perf",
-    "expect",
-    "distributed",
-)
 
 
 def unicode_ok(stream=None) -> bool:
@@ -75,7 +61,7 @@ def verdict(report: Report, strict: bool = False) -> str:
 def render_text(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
     marks = _marks()
     arrow, dash = ("→", "—") if marks is MARKS else ("->", "-")
-    order = {a: i for i, a in enumerate(AREA_ORDER)}
+    order = {a: i for i, a in enumerate(builtins.declared("AREA_ORDER", ()))}  # the built-ins' own order
     areas: dict[str, list] = {}
     for r in report.results:
         areas.setdefault(r.area, []).append(r)
