@@ -256,3 +256,18 @@ def test_the_parent_never_imports_an_installed_plugin(tmp_path):
     assert json.loads(out)["results"][0]["status"] == "pass"
     seen = {int(x) for x in pids.read_text().split()}
     assert seen and proc.pid not in seen
+
+
+def test_a_contained_plugin_runs_under_python_too(tmp_path):
+    """--python boots probe workers in the examined interpreter, which has no envdoctor: a plugin's
+    host stays in envdoctor's own (core.plugin_host._own), and its check sees the examined one."""
+    target = tmp_path / "target"
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    subprocess.run([base, "-m", "venv", "--without-pip", str(target)], check=True, timeout=120)
+    source = "from envdoctor import check, ok\n\n@check('hostile.where', tags=('build',))\ndef where(interpreter):\n    '''Which interpreter'''\n    return ok(interpreter.executable)\n"
+    r = run_cli(
+        "check", "--select", "hostile", "--python", str(target / "bin" / "python"), "--format", "json", env=_hostile(tmp_path, source)
+    )
+    row = _rows(r)["hostile.where"]
+    assert row["status"] == "pass" and row["message"] == str(target / "bin" / "python"), row
+    assert r.returncode == 0

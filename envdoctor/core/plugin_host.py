@@ -16,6 +16,7 @@ import functools
 import importlib.metadata as md
 import json
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,7 +30,8 @@ TARGET = "envdoctor.core.plugin_host"
 LOAD_TIMEOUT = 30.0  # seconds a distribution's modules may take to import (ENVDOCTOR_PLUGIN_LOAD_TIMEOUT)
 LOAD_TIMEOUT_ENV = "ENVDOCTOR_PLUGIN_LOAD_TIMEOUT"
 CONTAINED_FACTS = "contained_facts"  # the attribute of the run's probe client holding them
-_HOST: dict[str, Registry] = {}  # in the child: the distribution's registry, loaded once
+_HOST: dict[str, Registry] = {}
+_OWN_LOCK = threading.Lock()  # in the child: the distribution's registry, loaded once
 
 
 def dist_key(ep: md.EntryPoint) -> str:
@@ -151,11 +153,30 @@ def _proxy(dist: str, builtin_facts: Sequence[str], lane: str, id: str, what: st
     missing = {n: v.reason for n, v in kwargs.items() if isinstance(v, Missing)}
     seconds = probe.deadline - time.monotonic() if probe.deadline is not None else None
     args = {"dist": dist, "builtin_facts": list(builtin_facts), "id": id, "given": given, "missing": missing, "seconds": seconds}
-    answer = probe.call(f"{TARGET}:run_check", args, timeout=seconds or 24 * 3600, lane=lane, what=what)
+    answer = _own(probe).call(f"{TARGET}:run_check", args, timeout=seconds or 24 * 3600, lane=lane, what=what)
     # The distribution's facts go into the report beside the built-ins' (core.session reads them here).
     gathered = probe.__dict__.setdefault(CONTAINED_FACTS, {})
     gathered.update(answer.get("facts") or {})
     raise ContainedOutcome(answer["row"])
+
+
+COMPANIONS = "companions"  # the attribute of the run's probe client: more clients it closes with it (core.session)
+
+
+def _own(probe):
+    """The client that starts hosts: the run's own, or under --python (whose workers boot the
+    examined interpreter, without envdoctor) one of envdoctor's interpreter beside it."""
+    if probe.python is None:
+        return probe
+    from envdoctor.core.probe import ProbeClient
+
+    with _OWN_LOCK:
+        companions = probe.__dict__.setdefault(COMPANIONS, [])
+        if not companions:
+            own = ProbeClient(extra_path=probe.extra_path[1:], env=probe.env)
+            own.deadline = probe.deadline
+            companions.append(own)
+        return companions[0]
 
 
 def add_described(reg: Registry, dist: str, desc: Mapping[str, Any], builtin_facts: Sequence[str]) -> None:

@@ -110,7 +110,8 @@ def execute(plan: RunPlan, *, progress: Progress | None = None, env: Mapping[str
             probe.prestart(spare=sum("smoke" in c.tags for c in chosen) > 1)
         state = run_checks(chosen, store, deadline=deadline, progress=progress, on_stop=probe.close, on_abandon=probe.abandon)
     finally:
-        probe.close()
+        for client in (probe, *getattr(probe, "companions", ())):  # companions: core.plugin_host
+            client.close()
     results = [state.outcomes[s.id] for s in chosen] + list(reg.problems)
     return Report(
         tool_version=__version__,
