@@ -289,7 +289,7 @@ def render_json(fleet: Fleet, strict: bool = False) -> str:
 
 @click.command("fleet")
 @click.argument("reports", nargs=-1, required=True, type=click.Path())
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the summary to FILE instead of stdout.")
 @click.option("--strict", is_flag=True, help="Nodes with warnings count as problems too.")
 def fleet_cmd(reports, fmt, output, strict) -> None:
@@ -299,13 +299,16 @@ def fleet_cmd(reports, fmt, output, strict) -> None:
     unreadable or partial.
     """
     fleet = summarize(reports)
-    text = render_json(fleet, strict) if fmt == "json" else terminal(render_text(fleet, strict))  # other machines' text, inert
+    if fmt == "html":  # one self-contained page (docs/fleet.md)
+        from envdoctor.reporters.fleet_html import render_html
+
+        text = render_html(fleet, strict)
+    else:
+        text = render_json(fleet, strict) if fmt == "json" else terminal(render_text(fleet, strict))  # other machines' text, inert
     if output:
-        try:
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            raise click.UsageError(f"cannot write {output}: {e.strerror or e}") from None
+        from envdoctor.commands.output import write
+
+        write(output, text)  # atomically; exit 2 when it cannot be written
     else:
         click.echo(text, nl=False)
     raise SystemExit(0 if fleet.healthy(strict) else 1)
