@@ -47,7 +47,9 @@ def _h200s(n: int = GPUS) -> list[dict]:
     return out
 
 
-def node_report(host: str, *, slow: int | None = None, ecc: int | None = None, xid: int | None = None, fail: str | None = None, driver="580.65.06") -> dict:
+def node_report(
+    host: str, *, slow: int | None = None, ecc: int | None = None, xid: int | None = None, fail: str | None = None, driver="580.65.06"
+) -> dict:
     """One node's JSON report with the perf checks' and the health checks' real rows: GPU
     ``slow`` at 40 % of its matmul and copy figures, ``ecc`` with 2 uncorrectable errors,
     ``xid`` with Xid 79 twice in the kernel log; ``fail`` a failing check of that id."""
@@ -68,7 +70,9 @@ def node_report(host: str, *, slow: int | None = None, ecc: int | None = None, x
         run_check(health.xid, gpu_health=fact),
     ]
     if fail:
-        rows.append(CheckOutcome(fail, "the smoke matmul", Status.FAIL, f"GPU 3 fell off the bus; token {SECRET}", hint=f"reseat GPU 3 {HOSTILE}"))
+        rows.append(
+            CheckOutcome(fail, "the smoke matmul", Status.FAIL, f"GPU 3 fell off the bus; token {SECRET}", hint=f"reseat GPU 3 {HOSTILE}")
+        )
     facts = {
         "gpu_health": fact,
         "driver": {"version": driver, "cuda_version": "13.0"},
@@ -168,7 +172,13 @@ def test_failures_and_outliers_come_first_and_cells_link_to_message_and_fix(tmp_
 def test_gpu_figures_are_drawn_against_their_expected_values(tmp_path):
     page = _page(tmp_path)
     charts = page.split("<h2>GPU figures against what they should be</h2>", 1)[1].split("<h2>", 1)[0]
-    for title in ("bf16 (TFLOP/s)", "tf32 (TFLOP/s)", "copy bandwidth (GB/s)", "uncorrectable ECC errors (since the driver loaded)", "Xid errors since boot"):
+    for title in (
+        "bf16 (TFLOP/s)",
+        "tf32 (TFLOP/s)",
+        "copy bandwidth (GB/s)",
+        "uncorrectable ECC errors (since the driver loaded)",
+        "Xid errors since boot",
+    ):
         assert f"<h3>{title}</h3>" in charts, title
     bf16 = charts.split("<h3>bf16 (TFLOP/s)</h3>", 1)[1].split("<h3>", 1)[0]
     assert bf16.count("<circle") == 6 * GPUS and bf16.count('class="dot low"') == 1  # node-02's GPU 3
@@ -180,9 +190,9 @@ def test_gpu_figures_are_drawn_against_their_expected_values(tmp_path):
     assert ">node-01 GPU 5</text>" in xid and ">2</text>" in xid
 
 
-def test_a_hundred_nodes_of_eight_gpus_stay_under_a_megabyte(tmp_path):
+def test_a_hundred_nodes_of_eight_gpus_stay_under_600_kb(tmp_path):
     page = _page(tmp_path, n=100)
-    assert len(page.encode()) < 1_000_000, len(page.encode())
+    assert len(page.encode()) < 600_000, len(page.encode())  # 370 KB: every GPU a dot in four charts
     assert page.count("<tr data-name=") == 100
 
 
@@ -243,8 +253,11 @@ def test_the_console_check_sees_a_blocked_script(tmp_path):
     """The check above can fail: a page whose script the policy refuses logs a CONSOLE line."""
     need("chromium", package="chromium")
     page = tmp_path / "blocked.html"
-    page.write_text(f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{csp()}"></head>'
-                    "<body><script>document.body.dataset.x='1'</script></body></html>", encoding="utf-8")
+    page.write_text(
+        f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{csp()}"></head>'
+        "<body><script>document.body.dataset.x='1'</script></body></html>",
+        encoding="utf-8",
+    )
     run = chromium(tmp_path, page.as_uri(), "--dump-dom")
     assert console(run.stderr) and "data-x" not in run.stdout
 
@@ -257,3 +270,52 @@ def test_a_screenshot_of_the_page_is_kept(tmp_path, browser_page):
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
     print(f"fleet page screenshot: {shot}")
+
+
+EVIL = [
+    HOSTILE,
+    "</title><script>alert(1)</script>",
+    '"><svg onload=alert(1)>',
+    "' onmouseover='alert(1)",
+    "</style><style>*{background:url(https://evil.example/x)}</style>",
+    "]]><!-- -->\u202eevil\u2066",
+]
+
+
+def test_every_text_a_report_carries_is_inert_in_every_place_the_page_shows_it(tmp_path):
+    """Check ids, titles, messages, fixes, actions, GPU names, metric names, units, indices
+    and host names: hostile in every field, the page still has only its own elements."""
+    evil = " ".join(EVIL)
+    data = node_report("node-x", slow=0, ecc=1, fail="smoke.matmul")
+    for r in data["results"]:
+        if r["status"] in ("fail", "warn"):
+            r.update(id=f"{r['id']}{evil}", title=evil, message=evil, hint=evil, action=evil)
+        for dev in (r.get("details") or {}).get("devices", ()):
+            dev["name"], dev["index"] = evil, evil
+            dev["figures"][evil] = {"measured": 1.0, "expected": 10.0, "unit": evil}
+    for g in data["facts"]["gpu_health"]["nvml"]["gpus"]:
+        g["name"] = evil
+    data["platform"]["hostname"] = evil
+    (tmp_path / "evil.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "ok.json").write_text(json.dumps(node_report("node-y")), encoding="utf-8")
+    page = render_html(summarize([str(tmp_path)]))
+    p = parsed(page)
+    assert [t for t, _ in p.tags].count("script") == 1 and [t for t, _ in p.tags].count("style") == 1
+    assert {t for t, _ in p.tags} <= {
+        *"html head meta link title style script body h1 h2 h3 p span div input label table thead tbody tr th td a code".split(),
+        *"ul li b section svg line text circle rect figure figcaption".split(),
+    }
+    assert not [(t, k) for t, a in p.tags for k in a if k.startswith("on")]
+    assert "evil.example" not in "".join(a.get("href") or "" for _, a in p.tags)
+    assert "\u202e" not in page and "\u2066" not in page and "\\u202eevil\\u2066" in page  # shown as escapes
+    assert page.count(HOSTILE) == 0 and "".join(p.text).count(HOSTILE) > 10
+
+
+def test_a_report_gone_before_the_page_is_drawn_leaves_its_node_without_extras(tmp_path):
+    d = write_fleet(tmp_path / "reports")
+    fleet = summarize([str(d)])
+    (d / "n000.json").unlink()  # node-00: its fix and figures cannot be read again
+    page = render_html(fleet)
+    node00 = next(s for s in page.split('<section class="node"')[1:] if "<h3>node-00 " in s)
+    assert "GPU 3 fell off the bus" in node00 and "Fix:" not in node00 and "<table" not in node00
+    assert "Fix:" in next(s for s in page.split('<section class="node"')[1:] if "<h3>node-01 " in s)

@@ -298,7 +298,7 @@ def render_html(fleet: Fleet, strict: bool = False, extras: Mapping[str, Extra] 
 def _head(page: _Page) -> str:
     n = len(page.fleet.nodes)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(csp(), quote=True)}">\n'
         '<meta name="referrer" content="no-referrer">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<link rel="icon" href="data:,">\n<title>envdoctor fleet: {n} node(s)</title>\n<style>{STYLE}</style>\n</head>\n<body>\n'
@@ -329,7 +329,7 @@ def _summary(page: _Page) -> str:
         )
     )
     return (
-        f"<h1>envdoctor fleet</h1>\n<p class=\"verdict {'good' if healthy else 'bad'}\" id=\"verdict\">{html.escape(verdict)}</p>\n"
+        f'<h1>envdoctor fleet</h1>\n<p class="verdict {"good" if healthy else "bad"}" id="verdict">{html.escape(verdict)}</p>\n'
         f'<p class="counts">{counts}</p>\n'
     )
 
@@ -384,7 +384,9 @@ def _facts(page: _Page) -> str:
         major = page.t(row.majority) if row.majority is not None else '<span class="muted">(no majority)</span>'
         diff = ", ".join(f"{page.node_link(name)}: <code>{page.t(v)}</code>" for name, v in sorted(row.differing.items())) or "—"
         cls = ' class="dev"' if row.differing else ""
-        rows.append(f"<tr{cls}><th>{page.t(row.fact)}</th><td><code>{major}</code></td><td>{row.agreeing}/{row.known}</td><td>{diff}</td></tr>\n")
+        rows.append(
+            f"<tr{cls}><th>{page.t(row.fact)}</th><td><code>{major}</code></td><td>{row.agreeing}/{row.known}</td><td>{diff}</td></tr>\n"
+        )
     return (
         "<h2>Facts that should agree</h2>\n<table>\n<thead><tr><th>fact</th><th>majority</th><th>nodes</th><th>differing</th></tr></thead>\n"
         f"<tbody>\n{''.join(rows)}</tbody></table>\n"
@@ -438,7 +440,7 @@ def _gpu_charts(page: _Page) -> str:
     metrics, counts = _metrics(page), _counts(page)
     if not metrics and not counts:
         return (
-            "<h2>GPU figures</h2>\n<p class=\"muted\">No report carries per-GPU figures: the perf checks run with "
+            '<h2>GPU figures</h2>\n<p class="muted">No report carries per-GPU figures: the perf checks run with '
             "<code>--profile full</code> (or <code>--select perf</code>), NVML's health figures with the health checks.</p>\n"
         )
     parts = ["<h2>GPU figures against what they should be</h2>\n"]
@@ -463,7 +465,7 @@ def _perf_chart(page: _Page, metric: str, points: list[Point]) -> str:
     expected = sorted({(p.gpu.name, p.expected) for p in judged}, key=lambda e: (e[0], e[1] or 0))[:8]
     models = "; ".join(f"{page.t(name or '?')}: {_fmt(e or 0, points[0].unit)} {unit} expected" for name, e in expected)
     if not judged:
-        return f"<h3>{title}</h3>\n<p class=\"muted\">{len(points)} GPU(s) measured, none of a model with reference figures.</p>\n"
+        return f'<h3>{title}</h3>\n<p class="muted">{len(points)} GPU(s) measured, none of a model with reference figures.</p>\n'
     top = max(1.25, min(3.0, max(p.value / (p.expected or 1) for p in judged) * 1.05))
     plot = W - LEFT - RIGHT
 
@@ -512,7 +514,7 @@ def _count_chart(page: _Page, label: str, points: list[Point]) -> str:
     bad = sorted((p for p in points if p.value), key=lambda p: (-p.value, p.node, p.gpu.index))
     head = f"<h3>{page.t(label)}</h3>\n"
     if not bad:
-        return f"{head}<p class=\"ok\">All {len(points)} GPU(s) at 0 (expected 0).</p>\n"
+        return f'{head}<p class="ok">All {len(points)} GPU(s) at 0 (expected 0).</p>\n'
     shown = bad[:TOP_BARS]
     row, label_w = 18, 260
     height = row * len(shown) + 8
