@@ -319,3 +319,15 @@ def test_a_report_gone_before_the_page_is_drawn_leaves_its_node_without_extras(t
     node00 = next(s for s in page.split('<section class="node"')[1:] if "<h3>node-00 " in s)
     assert "GPU 3 fell off the bus" in node00 and "Fix:" not in node00 and "<table" not in node00
     assert "Fix:" in next(s for s in page.split('<section class="node"')[1:] if "<h3>node-01 " in s)
+
+
+def test_could_not_judge_and_partial_nodes_are_shown_as_such_not_as_failing(tmp_path):
+    err = CheckOutcome("smoke.matmul", "matmul", Status.ERROR, "the probe hung")
+    for name, rows, kw in (("judged-not", (err,), {}), ("cut-short", (), {"interrupted": True}), ("fine", (), {})):
+        report = Report("0.1.0", "2026-12-01T10:00:00+00:00", 1.0, {"hostname": name}, rows, {}, **kw)
+        (tmp_path / f"{name}.json").write_text(json.dumps(to_dict(report)), encoding="utf-8")
+    page = render_html(summarize([str(tmp_path)]))
+    status = dict(re.findall(r'<tr data-name="([^"]*)"[^>]*><th>.*?</th><td class="[a-z]+">([A-Za-z]+)</td>', page))
+    assert status == {"cut-short": "PARTIAL", "judged-not": "ERR", "fine": "ok"}
+    assert '<td class="c error"><a href="#n' in page and ">ERR</a>" in page
+    assert "No report carries per-GPU figures" in page

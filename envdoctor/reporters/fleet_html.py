@@ -367,13 +367,22 @@ def _matrix_row(page: _Page, i: int, n: Node) -> str:
         cells.append(f'<td class="dev"><a href="#n{i}-f">{page.t(", ".join(differs))}</a></td>')
     else:
         cells.append("<td></td>")
-    status = "partial" if n.partial else n.status
-    cls = {"ok": "ok", "warn": "warn", "partial": "fail"}.get(status, "fail")
+    cls, label = _node_status(n)
     problem = "1" if n.name in page.detailed else "0"
     return (
         f'<tr data-name="{page.t(n.name.lower(), cap=1000)}" data-problem="{problem}"><th>{page.node_link(n.name)}</th>'
-        f'<td class="{cls}">{html.escape(status.upper() if status != "ok" else "ok")}</td>{"".join(cells)}</tr>\n'
+        f'<td class="{cls}">{label}</td>{"".join(cells)}</tr>\n'
     )
+
+
+def _node_status(n: Node) -> tuple[str, str]:
+    """(class, label): a node whose only bad rows are errors is shown as ERR, not FAIL:
+    envdoctor could not judge it, which says nothing about the node."""
+    if n.partial:
+        return "fail", "PARTIAL"
+    if n.status == "fail" and "fail" not in n.checks.values():
+        return "error", "ERR"
+    return {"ok": ("ok", "ok"), "warn": ("warn", "WARN")}.get(n.status, ("fail", "FAIL"))
 
 
 def _facts(page: _Page) -> str:
@@ -543,10 +552,9 @@ def _details(page: _Page) -> str:
 
 
 def _node_section(page: _Page, i: int, n: Node) -> str:
-    status = "partial" if n.partial else n.status
-    cls = {"ok": "ok", "warn": "warn"}.get(status, "fail")
+    cls, label = _node_status(n)
     out = [
-        f'<section class="node" id="n{i}"><h3>{page.t(n.name)} <span class="{cls}">{html.escape(status.upper())}</span></h3>\n',
+        f'<section class="node" id="n{i}"><h3>{page.t(n.name)} <span class="{cls}">{label}</span></h3>\n',
         f'<p class="muted">report: <code>{page.t(n.source)}</code></p>\n',
     ]
     if n.partial:
