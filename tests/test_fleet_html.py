@@ -22,7 +22,7 @@ from envdoctor.cli import cli
 from envdoctor.commands.fleet import summarize
 from envdoctor.core.api import Status
 from envdoctor.core.report import CheckOutcome, Report
-from envdoctor.reporters.fleet_html import csp, render_html
+from envdoctor.reporters.fleet_html import csp, read_extras, render_html
 from envdoctor.reporters.json import to_dict
 from envdoctor.testing import run_check
 from envdoctor_checks import health, perf
@@ -123,8 +123,13 @@ def parsed(page: str) -> Tags:
     return p
 
 
+def page_of(reports: Path) -> str:
+    fleet = summarize([str(reports)])
+    return render_html(fleet, read_extras(fleet))
+
+
 def _page(tmp_path: Path, n: int = 6) -> str:
-    return render_html(summarize([str(write_fleet(tmp_path / "reports", n))]))
+    return page_of(write_fleet(tmp_path / "reports", n))
 
 
 # -- without a browser ---------------------------------------------------------------------------
@@ -298,7 +303,7 @@ def test_every_text_a_report_carries_is_inert_in_every_place_the_page_shows_it(t
     data["platform"]["hostname"] = evil
     (tmp_path / "evil.json").write_text(json.dumps(data), encoding="utf-8")
     (tmp_path / "ok.json").write_text(json.dumps(node_report("node-y")), encoding="utf-8")
-    page = render_html(summarize([str(tmp_path)]))
+    page = page_of(tmp_path)
     p = parsed(page)
     assert [t for t, _ in p.tags].count("script") == 1 and [t for t, _ in p.tags].count("style") == 1
     assert {t for t, _ in p.tags} <= {
@@ -315,7 +320,7 @@ def test_a_report_gone_before_the_page_is_drawn_leaves_its_node_without_extras(t
     d = write_fleet(tmp_path / "reports")
     fleet = summarize([str(d)])
     (d / "n000.json").unlink()  # node-00: its fix and figures cannot be read again
-    page = render_html(fleet)
+    page = render_html(fleet, read_extras(fleet))
     node00 = next(s for s in page.split('<section class="node"')[1:] if "<h3>node-00 " in s)
     assert "GPU 3 fell off the bus" in node00 and "Fix:" not in node00 and "<table" not in node00
     assert "Fix:" in next(s for s in page.split('<section class="node"')[1:] if "<h3>node-01 " in s)
@@ -326,7 +331,7 @@ def test_could_not_judge_and_partial_nodes_are_shown_as_such_not_as_failing(tmp_
     for name, rows, kw in (("judged-not", (err,), {}), ("cut-short", (), {"interrupted": True}), ("fine", (), {})):
         report = Report("0.1.0", "2026-12-01T10:00:00+00:00", 1.0, {"hostname": name}, rows, {}, **kw)
         (tmp_path / f"{name}.json").write_text(json.dumps(to_dict(report)), encoding="utf-8")
-    page = render_html(summarize([str(tmp_path)]))
+    page = page_of(tmp_path)
     status = dict(re.findall(r'<tr data-name="([^"]*)"[^>]*><th>.*?</th><td class="[a-z]+">([A-Za-z]+)</td>', page))
     assert status == {"cut-short": "PARTIAL", "judged-not": "ERR", "fine": "ok"}
     assert '<td class="c error"><a href="#n' in page and ">ERR</a>" in page

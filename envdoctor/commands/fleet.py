@@ -300,9 +300,9 @@ def fleet_cmd(reports, fmt, output, strict) -> None:
     """
     fleet = summarize(reports)
     if fmt == "html":  # one self-contained page (docs/fleet.md)
-        from envdoctor.reporters.fleet_html import render_html
+        from envdoctor.reporters.fleet_html import read_extras, render_html
 
-        text = render_html(fleet, strict)
+        text = render_html(fleet, read_extras(fleet), strict)
     else:
         text = render_json(fleet, strict) if fmt == "json" else terminal(render_text(fleet, strict))  # other machines' text, inert
     if output:

@@ -16,7 +16,8 @@ strict Content-Security-Policy), inline SVG charts; no external asset, font or C
 
 The nodes × checks come from the fleet's model (:func:`envdoctor.commands.fleet.summarize`);
 the titles, fixes, recommended actions and GPU figures, which that model does not keep, are read
-here from each node's report, one report at a time. Every text from a report is untrusted: it is
+again from each node's report, one report at a time, by :func:`read_extras` (the command calls
+it); :func:`render_html` is a pure function of the two. Every text from a report is untrusted: it is
 scrubbed of secrets (:mod:`envdoctor.core.scrub`), its control and bidirectional characters
 shown as escapes (:func:`envdoctor.reporters.escape.terminal`), and HTML-escaped; no attribute
 that runs script is ever written, and ids and links are built from indices, never from text.
@@ -28,7 +29,7 @@ import base64
 import hashlib
 import html
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -194,13 +195,13 @@ def report_extra(data: Mapping[str, Any]) -> Extra:
     return Extra(_rows(results), list(gpus.values()))
 
 
-def read_extras(sources: Iterable[str]) -> dict[str, Extra]:
-    """One report at a time; a report that cannot be read again (or changed shape since) adds
-    nothing, it does not stop the page."""
+def read_extras(fleet: Fleet) -> dict[str, Extra]:
+    """Each node's report read again, one at a time; a report that cannot be read again (or
+    changed shape since) adds nothing, it does not stop the page."""
     from envdoctor.core.report import ReportError, load_report
 
     out = {}
-    for source in dict.fromkeys(sources):
+    for source in dict.fromkeys(n.source for n in fleet.nodes):
         try:
             out[source] = report_extra(load_report(source))
         except (ReportError, KeyError, ValueError, TypeError, AttributeError):
@@ -277,10 +278,8 @@ class _Page:
         return f'<a href="#n{self.index[name]}">{shown}</a>' if name in self.detailed else shown
 
 
-def render_html(fleet: Fleet, strict: bool = False, extras: Mapping[str, Extra] | None = None) -> str:
-    """The whole page. ``extras`` (per report source) is read from the reports when not given."""
-    if extras is None:
-        extras = read_extras(n.source for n in fleet.nodes)
+def render_html(fleet: Fleet, extras: Mapping[str, Extra], strict: bool = False) -> str:
+    """The whole page, a pure function of the fleet and each report's extras (:func:`read_extras`)."""
     page = _Page(fleet, extras, strict)
     parts = [
         _head(page),
