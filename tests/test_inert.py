@@ -135,6 +135,17 @@ def test_fleet_shows_other_machines_text_inert(hostile_reports):
     assert not RAW.search(result.output) and "\\x1b" in result.output
 
 
+def test_fleet_page_shows_other_machines_text_inert(hostile_reports):
+    import html
+
+    from envdoctor.cli import cli
+
+    result = CliRunner().invoke(cli, ["fleet", "-f", "html", *hostile_reports])
+    assert result.exit_code == 1, result.output
+    assert not RAW.search(html.unescape(result.output)) and "\\x1b" in result.output
+    assert "<img" not in result.output and "&lt;img src=x onerror=alert(1)&gt;" in result.output
+
+
 def test_text_markdown_and_junit_reports_show_check_text_inert():
     from envdoctor.reporters.junit import render_junit
     from envdoctor.reporters.markdown import render_markdown

@@ -530,7 +530,7 @@ def test_every_shape_hidden_in_diff(fmt, shape_reports, monkeypatch):
         jsonschema.Draft202012Validator(json.loads((SCHEMAS / "diff.schema.json").read_text())).validate(json.loads(result.output))
 
 
-@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
 def test_every_shape_hidden_in_fleet(fmt, shape_reports):
     from envdoctor.cli import cli
 
