@@ -55,7 +55,7 @@ h3{font-size:1em;margin:1em 0 .3em}code,.mono{font-family:ui-monospace,monospace
 .wrap{overflow:auto;max-height:75vh;border:1px solid #d8dde6}
 table{border-collapse:collapse}th,td{padding:2px 8px;border-bottom:1px solid #eef0f4;text-align:left;white-space:nowrap}
 thead th{position:sticky;top:0;background:#f4f6f9;z-index:1}tbody th{position:sticky;left:0;background:#fff;font-weight:500}
-td.c{text-align:center}td a,th a{color:inherit}
+td.c{text-align:center}td a,th a{color:inherit}table.gpus thead th{white-space:normal;max-width:10em;vertical-align:bottom;position:static}
 .fail{background:#f8d0ce;color:#8a1c17;font-weight:600}.error{background:#e4dcf5;color:#4a2d86;font-weight:600}
 .warn{background:#fdf0c8;color:#6b4e00}.ok{color:#1c5e2c}.dev{background:#d7e8fb;color:#123f73}
 .row{border-left:4px solid #ccc;padding:.2em .8em;margin:.5em 0}.row.fail{border-color:#c8312a}
