@@ -8,11 +8,9 @@ torch is never imported here: what this torch supports is read from its own sour
 from __future__ import annotations
 
 import os
-import pwd
 import re
-from collections.abc import Mapping
 
-from envdoctor import Status, check, env_fix, fact, fail, ok, skip, warn
+from envdoctor import Status, check, compile_locations, env_fix, fact, fail, ok, skip, user_name, warn
 from envdoctor_checks._fixes import system_package
 from envdoctor_checks.triton import DirProbe, judge_cache_dir, probe_dir, torch_triton_requirement
 
@@ -166,26 +164,6 @@ def triton_available(torch_build, dists, triton_pkg=None):
 # ---------------------------------------------------------------- the Inductor cache dir (C4)
 
 
-def user_name(env: Mapping[str, str]) -> tuple[str | None, str]:
-    """getpass.getuser(), with its environment taken from ``env``: (name or None, where from)."""
-    for var in ("LOGNAME", "USER", "LNAME", "USERNAME"):
-        if env.get(var):
-            return env[var], var
-    try:
-        return pwd.getpwuid(os.getuid()).pw_name, "passwd"
-    except KeyError:
-        return None, f"uid {os.getuid()} has no passwd entry and LOGNAME/USER are unset"
-
-
-def temp_dir(env: Mapping[str, str]) -> str:
-    """tempfile.gettempdir() for ``env``: the first candidate a file can be created in."""
-    candidates = [env[v] for v in ("TMPDIR", "TEMP", "TMP") if env.get(v)] + ["/tmp", "/var/tmp", "/usr/tmp", os.getcwd()]
-    for c in candidates:
-        if os.path.isdir(c) and probe_dir(c).writable:
-            return os.path.abspath(c)
-    return os.path.abspath(candidates[0])
-
-
 def tolerates_missing_user(torch_dir: str) -> bool:
     """Whether this torch's default_cache_dir() survives getpass.getuser() failing (newer
     torch falls back to ``uid_<n>``; older ones raise "KeyError: 'getpwuid(): uid not found'")."""
@@ -203,13 +181,17 @@ def inductor_cache(env, torch_build) -> dict:
     """Inductor's cache dir resolved as cache_dir_utils does, and whether getpass.getuser() works."""
     user, user_source = user_name(env)
     tolerant = tolerates_missing_user(torch_build["location"])
-    if env.get("TORCHINDUCTOR_CACHE_DIR"):
-        path, source = env["TORCHINDUCTOR_CACHE_DIR"], "TORCHINDUCTOR_CACHE_DIR"
-    else:
-        name = user if user is not None else f"uid_{os.getuid()}"
-        path, source = os.path.join(temp_dir(env), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", name)), "default"
-    p = probe_dir(path)
-    return {"path": p.path, "source": source, "user": user, "user_source": user_source, "tolerant": tolerant, "probe": p.__dict__}
+    where = compile_locations(env)["inductor"]
+    p = probe_dir(where.path)
+    return {
+        "path": p.path,
+        "source": where.source,
+        "chosen_by": where.chosen_by(),
+        "user": user,
+        "user_source": user_source,
+        "tolerant": tolerant,
+        "probe": p.__dict__,
+    }
 
 
 @check("compile.inductor_cache", tags=("build",))
@@ -224,7 +206,7 @@ def inductor_cache_check(inductor_cache, mounts=None):
         )
     probe = DirProbe(**c["probe"])
     status, message, hint = judge_cache_dir(
-        f"Inductor cache ({c['source']})",
+        f"Inductor cache ({c.get('chosen_by') or c['source']})",
         probe,
         mounts,
         env_var="TORCHINDUCTOR_CACHE_DIR",

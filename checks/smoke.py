@@ -17,6 +17,8 @@ its own import and first compile, at the same time).
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import replace
 
 from envdoctor import (
@@ -30,6 +32,7 @@ from envdoctor import (
     Status,
     best_signature,
     check,
+    compile_locations,
     fail,
     ok,
     skip,
@@ -37,9 +40,11 @@ from envdoctor import (
     worst,
 )
 from envdoctor_checks import health
+from envdoctor_checks._lazy import lazy
 from envdoctor_checks.signatures import SIGNATURES
 
 BODY = "envdoctor_checks.bodies.smoke"
+_dirs = lazy("envdoctor_checks._dirs")  # the cache checks' directory probe, when a smoke failed
 
 # Generous: a first compile on a slow, busy CI machine takes tens of seconds; a hang is still
 # cut off and diagnosed from the last stage the body announced.
@@ -79,17 +84,113 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join((text or "").strip().splitlines()[-lines:])
 
 
-def _raised(e: ProbeRaised, what: str, check_id: str):
+# --- a location that breaks compiling ---------------------------------------------------------
+
+# What a file system the compile writes to does to it, as the error says it: (pattern, what the
+# location is, the fix). The fix names the location and the variable that moves it.
+_LOCATION_ERRORS = (
+    (
+        re.compile(r"[^\n]*(?:\[Errno 28\]|No space left on device)[^\n]*"),
+        "is full",
+        "Free space there (df -h {path}; df -i {path}) or export {var}=<a directory on a disk with room>",
+    ),
+    (
+        re.compile(r"[^\n]*(?:\[Errno 122\]|Disk quota exceeded)[^\n]*"),
+        "is over its disk quota",
+        "Free space within the quota (quota -s) or export {var}=<a directory on a disk with room>",
+    ),
+    (
+        re.compile(r"[^\n]*(?:\[Errno 30\]|Read-only file system)[^\n]*"),
+        "is on a read-only file system",
+        "export {var}=<a writable local directory>",
+    ),
+    (
+        re.compile(r"[^\n]*(?:\[Errno 13\]|Permission denied)[^\n]*"),
+        "is not writable for this user",
+        "Make it writable for this user (ls -ld {path}) or export {var}=<a directory this user owns>",
+    ),
+    (
+        re.compile(r"[^\n]*failed to map segment from shared object[^\n]*"),
+        "is on a noexec mount, so compiled .so files there cannot be loaded",
+        "export {var}=<a directory on a mount without noexec>",
+    ),
+)
+
+
+def _named_location(line: str, places) -> object | None:
+    """The location whose path (or a path inside it) the error line names; the deepest wins
+    (Inductor's default cache lies inside the temporary directory)."""
+    for loc in sorted(places, key=lambda p: -len(p.path)):
+        if re.search(re.escape(loc.path) + r"(?:/|['\"\s:]|$)", line):
+            return loc
+    return None
+
+
+def _existing(path: str) -> str:
+    """``path``, or its nearest parent that exists (what df and ls can be pointed at)."""
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
+
+
+def _judged_unusable(places, full: bool) -> list:
+    """The locations that fail the cache checks' judgement right now: short of room (``full``),
+    else not writable. For errors that name no path (Inductor's "OSError: [Errno 28] No space
+    left on device" from a write)."""
+    out = []
+    for loc in places:
+        probe = _dirs.probe_dir(loc.path)
+        if (full and probe.writable and _dirs.lacks_room(probe)) or (not full and not probe.writable):
+            out.append(loc)
+    return out
+
+
+def location_failure(text: str, env, what: str) -> Result | None:
+    """The failing row for a smoke that a location broke: it names the location's path, the
+    variable or default that chose it, the error and the fix; None when no location is to blame."""
+    if not text or env is None:
+        return None
+    places = [p for p in compile_locations(env).values() if p.path]
+    for pattern, condition, fix in _LOCATION_ERRORS:
+        m = pattern.search(text)
+        if not m:
+            continue
+        line = m.group(0).strip()[:300]
+        loc = next((x for x in map(lambda ln: _named_location(ln, places), pattern.findall(text)) if x), None)
+        if loc is None and "noexec" not in condition:
+            blamed = _judged_unusable(places, full=condition.startswith("is full") or "quota" in condition)
+            loc = blamed[0] if blamed else None
+        if loc is None:
+            continue
+        return fail(
+            f"{what} failed because the {loc.what} {loc.path} ({loc.chosen_by()}) {condition}: {line}",
+            fix.format(path=_existing(loc.path), var=loc.variable),
+            details={"location": {"path": loc.path, "variable": loc.variable, "chosen_by": loc.chosen_by()}, "error": line},
+        )
+    return None
+
+
+def _raised(e: ProbeRaised, what: str, check_id: str, env=None):
     """A smoke whose body raised: torch that cannot import is the torch checks' finding, so
-    the smoke skips; anything else fails with the cause."""
+    the smoke skips; a location that broke the compile is named; anything else fails with the cause."""
     torch_broken = e.message.strip() == "No module named 'torch'" or "/torch/__init__.py" in (e.traceback or "")
     if e.exc_type in ("ImportError", "ModuleNotFoundError", "OSError") and torch_broken:
         return skip(f"torch cannot be imported ({e.message.strip().splitlines()[0][:200]}); see torch.importable")
     if e.exc_type == "AttributeError" and e.message.startswith("module 'torch' has no attribute"):
         # An incomplete torch (a shadowing directory, an unbuilt checkout): torch.importable names it.
         return skip(f"the torch that is imported is incomplete ({e.message.strip()[:200]}); see torch.importable")
+    details = {"output": _tail(e.output), "traceback": _tail(e.traceback, 12)}
+    located = location_failure("\n".join((e.output or "", e.traceback or "", f"{e.exc_type}: {e.message}")), env, what)
+    if located is not None:
+        return replace(located, details={**located.details, **details})
     cause, hint = diagnose(e, check_id)
-    return fail(f"{what} failed: {cause}", hint, details={"output": _tail(e.output), "traceback": _tail(e.traceback, 12)})
+    return fail(f"{what} failed: {cause}", hint, details=details)
+
+
+def _died(e: ProbeError, what: str, env) -> Result | None:
+    """A smoke whose worker died or hung, when a location is to blame (a compiler killed by a
+    full temporary directory); None otherwise (the run reports the ProbeError as it is)."""
+    return location_failure("\n".join((e.output or "", e.diagnosis or "")), env, what)
 
 
 def gpu_gate(torch_build, gpus, visible_gpus, env, *, reports_hidden: bool = False):
@@ -280,9 +381,12 @@ def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None, 
                 what="the Triton vector-add smoke (TRITON_INTERPRET=1)",
             )
     except ProbeRaised as e:
-        result = _raised(e, "the Triton vector-add kernel", "smoke.triton")
+        result = _raised(e, "the Triton vector-add kernel", "smoke.triton", env)
         return cite_evidence(result, gpu_health, visible_gpus, gpus) if on_gpu else result
     except ProbeError as e:
+        located = _died(e, "the Triton vector-add kernel", env)
+        if located is not None:
+            return located
         raise (_died_with_evidence(e, gpu_health, visible_gpus, gpus) if on_gpu else e) from e
     _body_skipped(value)
     where = "under TRITON_INTERPRET=1 on CPU (no GPU here)" if value["interpreted"] else "on GPU"
@@ -360,8 +464,13 @@ def compile_smoke(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_hea
     except ProbeRaised as e:
         # The body compiles on cuda when torch has a usable GPU; the GPU gate says whether it had one.
         on_gpu = gpu_gate(torch_build, gpus, visible_gpus, env) is None
-        result = _raised(e, "torch.compile", "smoke.compile")
+        result = _raised(e, "torch.compile", "smoke.compile", env)
         return cite_evidence(result, gpu_health, visible_gpus, gpus) if on_gpu else result
+    except ProbeError as e:
+        located = _died(e, "torch.compile", env)
+        if located is None:
+            raise
+        return located
     result = judge_compile(value)
     return cite_evidence(result, gpu_health, visible_gpus, gpus) if value.get("device") == "cuda" else result
 
@@ -427,8 +536,11 @@ def _gpu_smoke(probe, torch_build, env, gpus, visible_gpus, function: str, timeo
     try:
         value = probe.call(f"{BODY}:{function}", {}, timeout=timeout, fresh=parallel_lanes(env), lane=compile_lane(env), what=what)
     except ProbeRaised as e:
-        return cite_evidence(_raised(e, what, check_id), gpu_health, visible_gpus, gpus)
+        return cite_evidence(_raised(e, what, check_id, env), gpu_health, visible_gpus, gpus)
     except ProbeError as e:
+        located = _died(e, what, env)
+        if located is not None:
+            return located
         raise _died_with_evidence(e, gpu_health, visible_gpus, gpus) from e
     _body_skipped(value)
     return value

@@ -1,7 +1,7 @@
 """The machine under the stack: OS, C library, Python, CPU/RAM, /dev/shm, mounts, containers.
 
 Facts shared with other areas: ``python_info``, ``ldconfig``, ``mounts`` (with
-:func:`find_mount`), ``container``.
+:func:`find_mount`, in _dirs), ``container``.
 """
 
 from __future__ import annotations
@@ -13,17 +13,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from envdoctor import Unavailable, check, fact, fail, ok, python_facts, skip, warn
+from envdoctor import Status, Unavailable, check, compile_locations, fact, fail, ok, python_facts, skip, warn
 from envdoctor import run_command as run
+from envdoctor_checks import _dirs
+from envdoctor_checks._dirs import GIB, _fmt_bytes, find_mount, is_network_fs  # noqa: F401 - named from here before they moved
 from envdoctor_checks.packages import examined
-
-GIB = 1 << 30
-MIB = 1 << 20
-
-
-def _fmt_bytes(n: float) -> str:
-    return f"{n / GIB:.1f} GiB" if n >= GIB else f"{n / MIB:.0f} MiB"
-
 
 _PYTHON_KEYS = (
     "version",
@@ -149,48 +143,6 @@ def mounts() -> list:
         return parse_mountinfo(Path("/proc/self/mountinfo").read_text())
     except OSError as e:
         raise Unavailable(f"cannot read /proc/self/mountinfo: {e.strerror}") from e
-
-
-# Network file systems: their file locks and atomic renames are unreliable for compiler caches
-# (triton#4002: FileNotFoundError for cache objects).
-NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p", "afs", "orangefs"})
-# FUSE file systems that reach over the network (fuse-overlayfs of rootless podman does not).
-NETWORK_FUSE = frozenset(
-    {
-        "sshfs",
-        "s3fs",
-        "gcsfuse",
-        "rclone",
-        "juicefs",
-        "glusterfs",
-        "ceph",
-        "cephfs",
-        "blobfuse",
-        "blobfuse2",
-        "goofys",
-        "mountpoint-s3",
-        "lustre",
-    }
-)
-
-
-def find_mount(path: str, mounts: list) -> dict | None:
-    """The mount entry that ``path`` (or its nearest existing parent) lives on."""
-    p = os.path.realpath(path)
-    best = None
-    for m in mounts or []:
-        mp = m["mount_point"]
-        if p == mp or p.startswith(mp.rstrip("/") + "/") or mp == "/":
-            if best is None or len(mp) >= len(best["mount_point"]):
-                best = m
-    return best
-
-
-def is_network_fs(mount: dict | None) -> bool:
-    if not mount:
-        return False
-    fstype = mount["fstype"]
-    return fstype in NETWORK_FS or (fstype.startswith("fuse.") and fstype[5:] in NETWORK_FUSE)
 
 
 @fact("container", ask="whether this runs in a container, and how it was started")
@@ -336,25 +288,34 @@ DISK_WARN = 5 * GIB
 
 @check("system.disk", tags=("build",))
 def disk_space(env):
-    """Free disk space for compile caches and temporary files"""
-    import tempfile
-
-    tmp = tempfile.gettempdir()
-    home = env.get("HOME") or os.path.expanduser("~")
-    places = {}
-    for label, path in (("temporary directory", tmp), ("home", home)):
-        try:
-            places[label] = (path, shutil.disk_usage(path).free)
-        except OSError:
+    """The temporary directory and HOME's cache can take what compiling writes there"""
+    items, warn_at, details = [], [], {}
+    for key in ("temp", "home_cache"):
+        loc = compile_locations(env)[key]
+        if loc.path is None:
             continue
-    if not places:
-        return skip("neither the temporary directory nor HOME could be measured")
-    low = {k: v for k, v in places.items() if v[1] < DISK_WARN}
-    text = ", ".join(f"{k} {p}: {_fmt_bytes(free)} free" for k, (p, free) in places.items())
-    if low:
+        probe = _dirs.probe_dir(loc.path)
+        label = f"{loc.what} ({loc.chosen_by()})"
+        status, message, hint = _dirs.judge_cache_dir(
+            label, probe, None, env_var=loc.variable, suggest="<a directory on a disk with room>", needs_exec=False
+        )
+        details[key] = {"path": probe.path, "source": loc.source, "free": probe.free, "inodes_free": probe.inodes_free}
+        if status is Status.PASS and probe.free is not None:
+            message = f"{loc.what} {probe.path}: {_fmt_bytes(probe.free)} free"
+            if probe.free < DISK_WARN:
+                status = Status.WARN
+                warn_at.append(message)
+        items.append((status, message, hint))
+    if not items:
+        return skip("neither the temporary directory nor HOME's cache could be resolved")
+    failed = [(m, h) for st, m, h in items if st is Status.FAIL]
+    if failed:
+        return fail("; ".join(m for m, _ in failed), failed[0][1], details=details)
+    text = ", ".join(m for _, m, _ in items)
+    if warn_at:
         return warn(
             f"little disk space: {text}",
             hint="Free space or point TRITON_CACHE_DIR / TORCHINDUCTOR_CACHE_DIR / TMPDIR at a larger volume.",
-            details={k: {"path": p, "free": f} for k, (p, f) in places.items()},
+            details=details,
         )
-    return ok(text)
+    return ok(text, details=details)

@@ -10,22 +10,20 @@ which is why a C compiler, ``Python.h`` and ``libcuda.so.1`` matter long before 
 from __future__ import annotations
 
 import os
-import pwd
 import re
 import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
+from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, compile_locations, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
 from envdoctor import run_command as run
+from envdoctor_checks._dirs import DirProbe, judge_cache_dir, probe_dir
 from envdoctor_checks._fixes import system_package
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, package_dir
-from envdoctor_checks.system import find_mount, is_network_fs
 
 release_data = lazy("envdoctor_checks._release_data")
 
@@ -310,136 +308,14 @@ def single_dist(dists, python_info=None):
 # ---------------------------------------------------------------- directories Triton writes (A5)
 
 
-@dataclass(frozen=True)
-class DirProbe:
-    """Whether a cache directory can be used, found without leaving anything behind.
-
-    An existing directory gets a temporary file created and removed in it. A directory that does
-    not exist yet is not created: its nearest existing parent is tested instead, since the tool
-    would create it there.
-    """
-
-    path: str
-    exists: bool
-    writable: bool
-    checked: str  # the directory actually tested
-    error: str = ""
-    links: tuple = ()  # ((symlink, its target), ...) met on the way, in order
-
-
-def symlink_hops(path: str, limit: int = 40) -> tuple:
-    """Each symlink met while resolving ``path``, with its target made absolute but not resolved
-    further: a chain through a network mount stays visible even when the end is local."""
-    hops: list[tuple[str, str]] = []
-    parts, cur = [p for p in os.path.abspath(path).split("/") if p], "/"
-    while parts and len(hops) < limit:
-        part = parts.pop(0)
-        nxt = os.path.join(cur, part)
-        if os.path.islink(nxt):
-            try:
-                target = os.path.normpath(os.path.join(cur, os.readlink(nxt)))
-            except OSError:
-                break
-            hops.append((nxt, target))
-            parts, cur = [p for p in target.split("/") if p] + parts, "/"
-        elif os.path.exists(nxt):
-            cur = nxt
-        else:
-            break
-    return tuple(hops)
-
-
-def _mount_at(path: str, mounts) -> dict | None:
-    """The mount whose mount point is the longest prefix of ``path`` as written (not resolved)."""
-    best = None
-    for m in mounts or []:
-        mp = m["mount_point"]
-        if path == mp or path.startswith(mp.rstrip("/") + "/"):
-            if best is None or len(mp) >= len(best["mount_point"]):
-                best = m
-    return best
-
-
-def probe_dir(path: str) -> DirProbe:
-    path = os.path.abspath(path)
-    exists = os.path.isdir(path)
-    if os.path.exists(path) and not exists:
-        return DirProbe(path, False, False, path, f"{path} exists but is not a directory")
-    probe = path
-    while not os.path.isdir(probe):
-        parent = os.path.dirname(probe)
-        if os.path.lexists(probe) or parent == probe:
-            return DirProbe(path, False, False, probe, f"{probe} is not a directory, so {path} cannot be created under it")
-        probe = parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".envdoctor-", dir=probe)
-    except OSError as e:
-        return DirProbe(path, exists, False, probe, f"cannot create a file in {probe}: {e.strerror or e}")
-    os.close(fd)
-    try:
-        os.unlink(tmp)
-    except OSError:
-        pass
-    return DirProbe(path, exists, True, probe, links=symlink_hops(path))
-
-
-def judge_cache_dir(what: str, probe: DirProbe, mounts, *, env_var: str, suggest: str, needs_exec: bool) -> tuple[Status, str, str]:
-    """(status, message, hint) for a compiler cache directory: writable, local, not noexec."""
-    fix = f"export {env_var}={suggest}   # or any writable local directory"
-    where = probe.path if probe.exists else f"{probe.path} (not created yet; tested {probe.checked})"
-    if not probe.writable:
-        return Status.FAIL, f"{what} {where} is not writable: {probe.error}", fix
-    mount = find_mount(probe.checked, mounts) if mounts else None
-    if mount:
-        opts = set(mount.get("options") or [])
-        if "ro" in opts:
-            return Status.FAIL, f"{what} {where} is on a read-only mount ({mount.get('mount_point')})", fix
-        if needs_exec and "noexec" in opts:
-            return (
-                Status.FAIL,
-                f"{what} {where} is on a noexec mount ({mount.get('mount_point')}): compiled kernels (.so) written there "
-                "cannot be loaded ('failed to map segment from shared object')",
-                fix,
-            )
-        if is_network_fs(mount):
-            via = f" (through the symlink {probe.links[-1][0]} -> {probe.links[-1][1]})" if probe.links else ""
-            return (
-                Status.WARN,
-                f"{what} {where}{via} is on a network filesystem ({mount.get('fstype')} at {mount.get('mount_point')}): its file "
-                "locks and atomic renames are unreliable (FileNotFoundError for cache objects, hangs with several ranks)",
-                fix.replace("any writable local directory", "a local disk"),
-            )
-    for link, target in probe.links if mounts else ():
-        hop = _mount_at(target, mounts)
-        if is_network_fs(hop):
-            return (
-                Status.WARN,
-                f"{what} {where} is reached through the symlink {link} -> {target}, on a network filesystem "
-                f"({hop.get('fstype')} at {hop.get('mount_point')}): every lookup in the cache crosses it (stale handles hang, "
-                "locks are unreliable)",
-                fix.replace("any writable local directory", "a local disk, not through the link"),
-            )
-    return Status.PASS, f"{what} {where} is writable", ""
-
-
 @fact("triton_cache", ask="the value of TRITON_CACHE_DIR and HOME, and who owns that directory")
 def triton_cache(env) -> dict:
     """Triton's cache directory resolved as its knobs do: TRITON_CACHE_DIR, else <TRITON_HOME or ~>/.triton/cache."""
-    if env.get("TRITON_CACHE_DIR"):
-        path, source = env["TRITON_CACHE_DIR"], "TRITON_CACHE_DIR"
-    else:
-        home, source = env.get("TRITON_HOME"), "TRITON_HOME"
-        if not home:
-            home, source = env.get("HOME"), "HOME"
-        if not home:
-            # os.path.expanduser("~") falls back to the passwd entry; without one it stays "~".
-            try:
-                home, source = pwd.getpwuid(os.getuid()).pw_dir, "passwd (HOME is unset)"
-            except KeyError:
-                return {"path": None, "source": "none", "probe": None}
-        path = os.path.join(home, ".triton", "cache")
-    p = probe_dir(path)
-    return {"path": p.path, "source": source, "probe": p.__dict__}
+    where = compile_locations(env)["triton"]
+    if where.path is None:  # no HOME and no passwd entry: os.path.expanduser("~") stays "~"
+        return {"path": None, "source": "none", "probe": None}
+    p = probe_dir(where.path)
+    return {"path": p.path, "source": where.source, "chosen_by": where.chosen_by(), "probe": p.__dict__}
 
 
 def only_on_gpu(result, torch_build):
@@ -469,7 +345,7 @@ def _cache_dir(triton_cache, mounts):
         )
     probe = DirProbe(**triton_cache["probe"])
     status, message, hint = judge_cache_dir(
-        f"Triton cache ({triton_cache['source']})",
+        f"Triton cache ({triton_cache.get('chosen_by') or triton_cache['source']})",
         probe,
         mounts,
         env_var="TRITON_CACHE_DIR",
@@ -477,7 +353,7 @@ def _cache_dir(triton_cache, mounts):
         needs_exec=True,
     )
     if status is Status.PASS:
-        return ok(message, details={"path": probe.path, "source": triton_cache["source"]})
+        return ok(message, details={"path": probe.path, "source": triton_cache["source"], "free": probe.free})
     return (fail if status is Status.FAIL else warn)(message, hint, details={"path": probe.path})
 
 

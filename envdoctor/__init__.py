@@ -29,6 +29,9 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
 - the ``baseline`` fact source (conformance to what an image was built with):
   :func:`load_baseline`, :func:`write_baseline`, :class:`Baseline`, :data:`BASELINE_SCHEMA`,
   :func:`load_lock`, :class:`BaselineError`; ``--as-user`` specs: :func:`parse_as_user`
+- where compiling writes (Triton's and Inductor's caches, the temporary directory, HOME's
+  cache), resolved as the stack resolves it: :func:`compile_locations`, :class:`Location`,
+  :func:`user_name` (getpass.getuser() for an environment)
 - launchers (distributed checks): :func:`detect_launch`, :class:`Launch`,
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
@@ -120,6 +123,9 @@ _LAZY = {
     "run_command": ("envdoctor.core.subproc", "run"),
     **{name: ("envdoctor.core.launch", name) for name in ("LAUNCHER_NAMES", "NOT_LAUNCHED", "Launch", "detect_launch")},
     "parse_as_user": ("envdoctor.core.inputs", "parse_as_user"),
+    "Location": ("envdoctor.core.locations", "Location"),
+    "compile_locations": ("envdoctor.core.locations", "compile_locations"),
+    "user_name": ("envdoctor.core.locations", "user_name"),
     "installed_distributions": ("envdoctor.core._interpreter_query", "dists"),
     "python_facts": ("envdoctor.core._interpreter_query", "python_facts"),
     "BASELINE_SCHEMA": ("envdoctor.sources.baseline", "SCHEMA"),
@@ -151,6 +157,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core.inputs import parse_as_user
     from envdoctor.core.launch import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
     from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, distributed_budget
+    from envdoctor.core.locations import Location, compile_locations, user_name
     from envdoctor.core.names import TRITON_DISTS
     from envdoctor.core.names import canonical as canonical_name
     from envdoctor.core.probe import ProbeClient, explain_output
@@ -193,6 +200,7 @@ __all__ = [
     "Gpu",
     "Item",
     "Launch",
+    "Location",
     "Missing",
     "OsInfo",
     "ProbeClient",
@@ -212,6 +220,7 @@ __all__ = [
     "best_signature",
     "canonical_name",
     "check",
+    "compile_locations",
     "decode_cudnn",
     "describe_signal",
     "detect_launch",
@@ -233,6 +242,7 @@ __all__ = [
     "pip_fix",
     "run_command",
     "skip",
+    "user_name",
     "warn",
     "worst",
     "write_baseline",

@@ -38,8 +38,21 @@ def remove_tree(path, tries=20):
         time.sleep(0.05)
 
 
-def _end(root):
-    """Take the worker down with everything it started, and its temporary directory."""
+def remove_all(root, plan=None):
+    """Remove the worker's directory and what ``plan`` names: its cache subdirectories inside the
+    user's locations ("trees"), then the parents their creation made ("prune"), if empty."""
+    remove_tree(root)
+    for tree in (plan or {}).get("trees", ()):
+        remove_tree(tree)
+    for parent in (plan or {}).get("prune", ()):
+        try:
+            os.rmdir(parent)
+        except OSError:
+            pass  # not empty (someone else writes there now) or gone already
+
+
+def _end(root, plan=None):
+    """Take the worker down with everything it started, its temporary directory and its caches."""
     _spawning.acquire(timeout=2)  # kept: no bytecode helper starts after the group was told to end
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -48,14 +61,14 @@ def _end(root):
     except OSError:
         pass
     if root:
-        remove_tree(root)
+        remove_all(root, plan)
     try:
         os.killpg(0, signal.SIGKILL)  # stragglers, and this process
     finally:
         os._exit(1)
 
 
-def _watch(control_fd, root):
+def _watch(control_fd, root, plan):
     """EOF on the control pipe: envdoctor is gone (however it died) or has let this worker go."""
     while True:
         try:
@@ -65,21 +78,21 @@ def _watch(control_fd, root):
             continue
         except OSError:
             break
-    _end(root)
+    _end(root, plan)
 
 
-def _guard(control_fd, parent, root):
+def _guard(control_fd, parent, root, plan=None):
     """Die with the parent: its death signal (SIGTERM, so the handler can clean up), a check that
     it did not die before prctl ran, and the control-pipe watchdog for when prctl is unavailable
     or the signal cannot be handled (the main thread stuck in C code)."""
-    signal.signal(signal.SIGTERM, lambda *_: _end(root))
+    signal.signal(signal.SIGTERM, lambda *_: _end(root, plan))
     try:
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
     if os.getppid() != parent:
-        _end(root)
-    threading.Thread(target=_watch, args=(control_fd, root), name="envdoctor-parent-watch", daemon=True).start()
+        _end(root, plan)
+    threading.Thread(target=_watch, args=(control_fd, root, plan), name="envdoctor-parent-watch", daemon=True).start()
 
 
 # --- the run's bytecode cache ------------------------------------------------------------------
@@ -276,6 +289,15 @@ def _alive(fd):
         return False
 
 
+def _plan(text):
+    """The cleanup plan envdoctor passed (core.probe.cleanup_plan); an unreadable one is none."""
+    try:
+        plan = json.loads(text)
+        return {k: [str(p) for p in plan.get(k, ())] for k in ("trees", "prune")}
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
 def _respond(out, payload):
     try:
         text = json.dumps(payload, default=repr)
@@ -290,10 +312,11 @@ def main(argv=None):
     job = os.environ.pop(PRECOMPILE_ENV, None)  # not for anything the worker starts itself
     if os.environ.get(BYTECODE_ENV):
         read_bytecode_from(os.environ[BYTECODE_ENV])
-    root = None
-    if len(argv) >= 5:  # result fd, control fd, parent pid, the run's temporary directory
+    root = plan = None
+    if len(argv) >= 5:  # result fd, control fd, parent pid, the run's temporary directory[, cleanup plan]
         root = argv[4]
-        _guard(int(argv[2]), int(argv[3]), root)
+        plan = _plan(argv[5]) if len(argv) >= 6 else None
+        _guard(int(argv[2]), int(argv[3]), root, plan)
     if job and os.environ.get(BYTECODE_ENV):
         start_helpers(os.environ[BYTECODE_ENV], job)
     out = os.fdopen(int(argv[1]), "w", encoding="utf-8")
@@ -317,7 +340,7 @@ def main(argv=None):
         sys.stderr.flush()
         _respond(out, payload)
     if root:
-        _end(root)  # stdin closed: envdoctor let this worker go (or died); leave nothing behind
+        _end(root, plan)  # stdin closed: envdoctor let this worker go (or died); leave nothing behind
 
 
 if __name__ == "__main__":

@@ -10,8 +10,12 @@ Each call has a deadline; a call that hangs or kills the worker is reported as a
 its own process group, so a kill reaches its children too (compiler subprocesses, Inductor's
 compile workers).
 
-The worker gets fresh, temporary ``TRITON_CACHE_DIR`` and ``TORCHINDUCTOR_CACHE_DIR`` so smoke
-tests exercise the real toolchain rather than a cached kernel; they are removed on close.
+The worker gets fresh ``TRITON_CACHE_DIR`` and ``TORCHINDUCTOR_CACHE_DIR`` so smoke tests
+exercise the real toolchain rather than a cached kernel: a new subdirectory inside each of the
+user's own cache locations (configured or default, ``core.locations``), so a full, read-only or
+noexec file system there fails the smoke as it fails the user's run. Its temporary directory is
+inside the user's. All of them are removed when the worker goes, by envdoctor or, when
+envdoctor was killed, by the worker itself.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from envdoctor.core import builtins, bytecode
-from envdoctor.core._probe_child import BYTECODE_ENV, PRECOMPILE_ENV, remove_tree
+from envdoctor.core import builtins, bytecode, locations
+from envdoctor.core._probe_child import BYTECODE_ENV, PRECOMPILE_ENV, remove_all
 from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.subproc import describe_signal, kill_group, kill_now, spawn_on_stable_thread
 
@@ -110,14 +114,36 @@ def _worker_env(
         if precompile:
             env[PRECOMPILE_ENV] = json.dumps({"count": precompile[0], "roots": list(precompile[1])})
     tmp = os.path.join(root, "tmp")
+    env.update(user_cache_dirs(env, root))  # before TMPDIR changes: Inductor's default lies in the user's
     env.update(TMPDIR=tmp, TEMP=tmp, TMP=tmp)
-    env["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
-    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
     env["CUDA_CACHE_PATH"] = os.path.join(root, "cuda")  # the driver's PTX JIT cache
     env["PYTHONUNBUFFERED"] = "1"
     if _smi_shim(env.get("PATH", os.defpath)):  # written into root/bin once the worker made root
         env["PATH"] = os.path.join(root, "bin") + os.pathsep + env.get("PATH", os.defpath)
     return env
+
+
+def user_cache_dirs(env: Mapping[str, str], root: str) -> dict[str, str]:
+    """The worker's TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR: a subdirectory named as
+    ``root`` inside each location the user's own runs would use (core.locations); inside ``root``
+    where none resolves (no HOME and no passwd entry: the cache check reports that). Not created
+    here: Triton and Inductor create them as they would for the user, and meet the same errors."""
+    name = os.path.basename(root)
+    where = locations.compile_locations(env)
+    out = {}
+    for key, var in (("triton", "TRITON_CACHE_DIR"), ("inductor", "TORCHINDUCTOR_CACHE_DIR")):
+        base = where[key].path
+        out[var] = os.path.join(base, name) if base else os.path.join(root, key)
+    return out
+
+
+def cleanup_plan(env: Mapping[str, str], root: str) -> dict[str, list[str]]:
+    """What to remove when the worker goes, besides ``root``: its cache subdirectories ("trees")
+    and the parents that creating them will make ("prune": removed only if empty, deepest
+    first), found now, before the worker exists."""
+    trees = [d for d in user_cache_dirs(env, root).values() if not d.startswith(root + os.sep)]
+    prune = [p for d in trees for p in locations.missing_ancestors(d)[1:]]
+    return {"trees": trees, "prune": sorted(set(prune), key=lambda p: -p.count(os.sep))}
 
 
 # torch and Inductor run nvidia-smi themselves (e.g. to look at the GPU topology while
@@ -248,7 +274,8 @@ class _Worker:
         # The control pipe: the worker holds its read end; its write end stays here and closes when
         # this process dies, however it dies (SIGKILL included); the worker then cleans up and exits.
         crfd, self.control = os.pipe()
-        argv = [*boot, str(wfd), str(crfd), str(os.getpid()), self.cache_root]
+        self.cleanup = cleanup_plan(env, self.cache_root)
+        argv = [*boot, str(wfd), str(crfd), str(os.getpid()), self.cache_root, json.dumps(self.cleanup)]
         try:
             # From a thread that lives as long as this process: the worker's parent-death signal
             # fires when the thread that started it ends, and check threads end during a run.
@@ -268,7 +295,7 @@ class _Worker:
             for fd in (rfd, self.control):
                 os.close(fd)
             self.log.close()
-            shutil.rmtree(self.cache_root, ignore_errors=True)
+            remove_all(self.cache_root, self.cleanup)
             if isinstance(e, OSError):
                 raise ProbeError(f"cannot start a Python child process: {e}") from e
             raise ProbeError(f"cannot create the probe's temporary directory {self.cache_root}") from e
@@ -378,7 +405,7 @@ class _Worker:
                 pass
         self.rfd = self.control = -1
         self.log.close()
-        remove_tree(self.cache_root)
+        remove_all(self.cache_root, self.cleanup)
 
 
 MAIN_LANE = "main"
