@@ -15,7 +15,9 @@ MIB = 1 << 20
 
 
 def _fmt_bytes(n: float) -> str:
-    return f"{n / GIB:.1f} GiB" if n >= GIB else f"{n / MIB:.0f} MiB"
+    if n >= GIB:
+        return f"{n / GIB:.1f} GiB"
+    return f"{n / MIB:.0f} MiB" if n >= MIB else f"{n / 1024:.0f} KiB"
 
 
 # Network file systems: their file locks and atomic renames are unreliable for compiler caches

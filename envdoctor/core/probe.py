@@ -143,7 +143,7 @@ def cleanup_plan(env: Mapping[str, str], root: str) -> dict[str, list[str]]:
     first), found now, before the worker exists."""
     trees = [d for d in user_cache_dirs(env, root).values() if not d.startswith(root + os.sep)]
     prune = [p for d in trees for p in locations.missing_ancestors(d)[1:]]
-    return {"trees": trees, "prune": sorted(set(prune), key=lambda p: -p.count(os.sep))}
+    return {"trees": trees, "prune": sorted(set(prune), key=lambda p: (-p.count(os.sep), p))}
 
 
 # torch and Inductor run nvidia-smi themselves (e.g. to look at the GPU topology while
