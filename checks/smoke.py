@@ -86,35 +86,42 @@ def _tail(text: str, lines: int = 30) -> str:
 
 # --- a location that breaks compiling ---------------------------------------------------------
 
-# What a file system the compile writes to does to it, as the error says it: (pattern, what the
-# location is, the fix). The fix names the location and the variable that moves it.
-_LOCATION_ERRORS = (
-    (
-        re.compile(r"[^\n]*(?:\[Errno 28\]|No space left on device)[^\n]*"),
-        "is full",
-        "Free space there (df -h {path}; df -i {path}) or export {var}=<a directory on a disk with room>",
-    ),
-    (
-        re.compile(r"[^\n]*(?:\[Errno 122\]|Disk quota exceeded)[^\n]*"),
-        "is over its disk quota",
-        "Free space within the quota (quota -s) or export {var}=<a directory on a disk with room>",
-    ),
-    (
-        re.compile(r"[^\n]*(?:\[Errno 30\]|Read-only file system)[^\n]*"),
-        "is on a read-only file system",
-        "export {var}=<a writable local directory>",
-    ),
-    (
-        re.compile(r"[^\n]*(?:\[Errno 13\]|Permission denied)[^\n]*"),
-        "is not writable for this user",
-        "Make it writable for this user (ls -ld {path}) or export {var}=<a directory this user owns>",
-    ),
-    (
-        re.compile(r"[^\n]*failed to map segment from shared object[^\n]*"),
-        "is on a noexec mount, so compiled .so files there cannot be loaded",
-        "export {var}=<a directory on a mount without noexec>",
-    ),
+# What a file system the compile writes to does to it, as the error says it: (the error's
+# words, what the location is, the fix). The fix names the location and the variable that moves it.
+_LOCATION_ERRORS = tuple(
+    (re.compile(words), condition, fix)
+    for words, condition, fix in (
+        (
+            r"\[Errno 28\]|No space left on device",
+            "is full",
+            "Free space there (df -h {path}; df -i {path}) or export {var}=<a directory on a disk with room>",
+        ),
+        (
+            r"\[Errno 122\]|Disk quota exceeded",
+            "is over its disk quota",
+            "Free space within the quota (quota -s) or export {var}=<a directory on a disk with room>",
+        ),
+        (r"\[Errno 30\]|Read-only file system", "is on a read-only file system", "export {var}=<a writable local directory>"),
+        (
+            r"\[Errno 13\]|Permission denied",
+            "is not writable for this user",
+            "Make it writable for this user (ls -ld {path}) or export {var}=<a directory this user owns>",
+        ),
+        (
+            r"failed to map segment from shared object",
+            "is on a noexec mount, so compiled .so files there cannot be loaded",
+            "export {var}=<a directory on a mount without noexec>",
+        ),
+    )
 )
+
+
+def _line_of(text: str, m: re.Match, most: int = 1000) -> str:
+    """The line around a match (at most ``most`` characters each side): found by searching
+    outwards from it, so a long text without newlines costs linear time, not quadratic."""
+    start = text.rfind("\n", max(0, m.start() - most), m.start()) + 1 or max(0, m.start() - most)
+    end = text.find("\n", m.end(), m.end() + most)
+    return text[start : end if end >= 0 else m.end() + most]
 
 
 def _named_location(line: str, places) -> object | None:
@@ -152,11 +159,11 @@ def location_failure(text: str, env, what: str) -> Result | None:
         return None
     places = [p for p in compile_locations(env).values() if p.path]
     for pattern, condition, fix in _LOCATION_ERRORS:
-        m = pattern.search(text)
-        if not m:
+        lines = [_line_of(text, m) for m in pattern.finditer(text)]
+        if not lines:
             continue
-        line = m.group(0).strip()[:300]
-        loc = next((x for x in map(lambda ln: _named_location(ln, places), pattern.findall(text)) if x), None)
+        line = lines[0].strip()[:300]
+        loc = next((x for x in (_named_location(ln, places) for ln in lines) if x), None)
         if loc is None and "noexec" not in condition:
             blamed = _judged_unusable(places, full=condition.startswith("is full") or "quota" in condition)
             loc = blamed[0] if blamed else None

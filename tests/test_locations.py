@@ -219,3 +219,11 @@ def test_a_smoke_error_about_somewhere_else_is_not_blamed_on_a_location(tmp_path
     e = _raised("OSError: [Errno 28] No space left on device")
     assert "because the" not in smoke._raised(e, "torch.compile", "smoke.compile", env).message
     assert compile_locations(env)["inductor"].chosen_by() == "TORCHINDUCTOR_CACHE_DIR"
+
+
+def test_an_error_line_is_found_in_a_long_line_without_newlines(tmp_path):
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind"), "TMPDIR": str(tmp_path), "HOME": "/root"}
+    text = "x" * 30_000 + f" OSError: [Errno 30] Read-only file system: '{tmp_path}/ind/envdoctor-probe-1/a'" + "y" * 30_000
+    r = smoke.location_failure(text, env, "torch.compile")
+    assert r is not None and f"Inductor cache {tmp_path}/ind (TORCHINDUCTOR_CACHE_DIR)" in r.message
+    assert len(r.details["error"]) <= 300
