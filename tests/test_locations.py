@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from envdoctor import ProbeRaised, Status, compile_locations
+from envdoctor import ProbeError, ProbeRaised, Status, compile_locations
 from envdoctor.core import probe as probe_mod
 from envdoctor.core._probe_child import remove_all
+from envdoctor.testing import run_check
 from envdoctor_checks import smoke, system
 from envdoctor_checks._dirs import MIN_FREE, DirProbe, judge_cache_dir, probe_dir
-from envdoctor.testing import run_check
 
 
 def _mount_tmpfs(where: Path, size: str = "1m") -> str:
@@ -227,3 +227,25 @@ def test_an_error_line_is_found_in_a_long_line_without_newlines(tmp_path):
     r = smoke.location_failure(text, env, "torch.compile")
     assert r is not None and f"Inductor cache {tmp_path}/ind (TORCHINDUCTOR_CACHE_DIR)" in r.message
     assert len(r.details["error"]) <= 300
+
+
+def test_a_worker_that_died_of_a_full_location_is_a_failing_row_naming_it(tmp_path):
+    """A compiler killed by a full temporary directory takes the worker down: no error row of
+    the run, but the smoke's failure, naming the location."""
+    from tests.checks.test_smoke import CPU_TORCH, CannedProbe
+
+    env = {"TMPDIR": str(tmp_path), "HOME": "/root", "ENVDOCTOR_SMOKE_PARALLEL": "0"}
+    died = ProbeError("the torch.compile smoke exited with status 1", output=f"cc1plus: error: {tmp_path}/x/ccB.s: No space left on device")
+    row = run_check(smoke.compile_smoke, probe=CannedProbe(compile_smoke=died), torch_build=CPU_TORCH, env=env)
+    assert row.status is Status.FAIL and f"temporary directory {tmp_path} (TMPDIR) is full" in row.message
+    # anything else still ends the check with the worker's own error
+    other = ProbeError("the torch.compile smoke was killed by SIGSEGV", output="Segmentation fault")
+    with pytest.raises(ProbeError):
+        smoke.compile_smoke(probe=CannedProbe(compile_smoke=other), torch_build=CPU_TORCH, env=env)
+
+
+def test_a_noexec_location_is_named_when_its_so_cannot_be_loaded(tmp_path):
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind"), "TMPDIR": str(tmp_path), "HOME": "/root"}
+    e = ProbeRaised("ImportError", f"{tmp_path}/ind/envdoctor-probe-1/ab/x.so: failed to map segment from shared object", "", "")
+    r = smoke._raised(e, "torch.compile", "smoke.compile", env)
+    assert "(TORCHINDUCTOR_CACHE_DIR) is on a noexec mount" in r.message and "without noexec" in r.hint
