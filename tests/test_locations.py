@@ -23,30 +23,18 @@ from envdoctor.core._probe_child import remove_all
 from envdoctor.testing import run_check
 from envdoctor_checks import smoke, system
 from envdoctor_checks._dirs import MIN_FREE, DirProbe, judge_cache_dir, probe_dir
-
-
-def _mount_tmpfs(where: Path, size: str = "1m") -> str:
-    """'' when a tmpfs is mounted at ``where``; else why it cannot be."""
-    where.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True)
-    return "" if done.returncode == 0 else (done.stderr.strip() or f"mount exited with {done.returncode}")
+from verification import cache_locations  # the GPU script's full tmpfs, shared
 
 
 @pytest.fixture
 def full_fs(tmp_path):
     """A real tmpfs of 1 MiB with no byte left: what a full cache volume is to the stack."""
     mnt = tmp_path / "full"
-    why = _mount_tmpfs(mnt)
-    if why:
-        pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {why}")
     try:
-        with open(mnt / "filler", "wb") as f:
-            try:
-                while True:
-                    f.write(b"\0" * 65536)
-                    f.flush()
-            except OSError:
-                pass
+        cache_locations.full_tmpfs(str(mnt))
+    except (OSError, subprocess.CalledProcessError) as e:
+        pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {e}")
+    try:
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

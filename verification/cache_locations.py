@@ -60,8 +60,9 @@ def check(env_extra: dict, *args: str) -> tuple[int, dict]:
 
 
 def full_tmpfs(where: str) -> None:
+    """Mount a 1 MiB tmpfs at ``where`` and fill it to the last byte (tests/test_locations.py too)."""
     os.makedirs(where, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", where], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", where], check=True, capture_output=True)
     with open(os.path.join(where, "filler"), "wb") as f:
         try:
             while True:
