@@ -44,6 +44,7 @@ from envdoctor_checks._lazy import lazy
 from envdoctor_checks.signatures import SIGNATURES
 
 BODY = "envdoctor_checks.bodies.smoke"
+_xla = lazy("envdoctor_checks.xla")  # the pairing rules, when the XLA smoke failed
 _dirs = lazy("envdoctor_checks._dirs")  # the cache checks' directory probe, when a smoke failed
 
 # Generous: a first compile on a slow, busy CI machine takes tens of seconds; a hang is still
@@ -625,7 +626,7 @@ def xla(probe, dists, env):
         # A one-off worker: initialising PJRT claims devices and must not linger in the shared one.
         value = probe.call(f"{BODY}:xla_op", {}, timeout=TIMEOUT["xla"], fresh=True, what="the torch_xla smoke")
     except ProbeRaised as e:
-        return _raised(e, "the torch_xla op", "smoke.xla")
+        return _xla_built_for_another_torch(e, dists) or _raised(e, "the torch_xla op", "smoke.xla", env)
     where = f"{value['device']} ({value.get('device_type') or 'unknown type'}, PJRT_DEVICE={value.get('pjrt_device') or 'unset'})"
     if not value["ok"]:
         return fail(
@@ -634,3 +635,21 @@ def xla(probe, dists, env):
             details=value,
         )
     return ok(f"matmul on {where} matches CPU", details=value)
+
+
+def _xla_built_for_another_torch(e: ProbeRaised, dists) -> Result | None:
+    """'import torch_xla' stopped by an undefined symbol in _XLAC: torch_xla and torch are not
+    one release pair (seen for real: torch_xla 2.9.0 under torch 2.13.0, 2026-12-01). Reinstalling
+    torch_xla cannot help when no torch_xla exists for that torch: the fix pairs them."""
+    text = f"{e.message}\n{e.traceback or ''}"
+    if "_XLAC" not in text or "undefined symbol" not in text:
+        return None
+    torch_v, xla_v = (dists.get(n, {}).get("version", "?") for n in ("torch", "torch-xla"))
+    pair = (_xla.major_minor(torch_v), _xla.major_minor(xla_v))
+    hint = _xla.xla_pair_hint(*pair) if None not in pair else 'pip install "torch~=X.Y.0" "torch_xla~=X.Y.0"   # one release pair'
+    return fail(
+        f"import torch_xla fails: its extension _XLAC was built for another torch (undefined symbol); torch_xla {xla_v} "
+        f"is installed with torch {torch_v} (see xla.torch_match)",
+        hint,
+        details={"traceback": _tail(e.traceback, 12)},
+    )

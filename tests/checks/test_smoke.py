@@ -286,6 +286,19 @@ def test_a_torch_xla_dist_without_its_module_fails_the_xla_smoke():
     assert row.message == "the torch_xla op failed: ModuleNotFoundError: No module named 'torch_xla'"
 
 
+def test_an_xla_extension_built_for_another_torch_fails_naming_the_pair():
+    """As seen for real (torch_xla 2.9.0 under torch 2.13.0 on the CPU machine, 2026-12-01)."""
+    raised = ProbeRaised(
+        "ImportError",
+        "/venv/lib/python3.11/site-packages/_XLAC.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN5torch8autograd10deleteNodeEPNS0_4NodeE",
+        'File "torch_xla/__init__.py", line 10, in <module>\n    import _XLAC',
+    )
+    dists = {"torch": {"version": "2.13.0+cpu"}, "torch-xla": {"version": "2.9.0"}}
+    row = run_check(smoke.xla, probe=CannedProbe(xla_op=raised), dists=dists, env={})
+    assert row.status is Status.FAIL and "torch_xla 2.9.0 is installed with torch 2.13.0+cpu" in row.message
+    assert row.hint.startswith('pip install "torch~=2.9.0" "torch_xla[tpu]~=2.9.0"')
+
+
 def test_xla_skips_when_not_installed():
     row = run_check(smoke.xla, probe=CannedProbe(), dists={}, env={})
     assert (row.status, row.message) == (Status.SKIP, "torch_xla is not installed")
