@@ -140,7 +140,9 @@ def user_cache_dirs(env: Mapping[str, str], root: str) -> dict[str, str]:
 def cleanup_plan(env: Mapping[str, str], root: str) -> dict[str, list[str]]:
     """What to remove when the worker goes, besides ``root``: its cache subdirectories ("trees")
     and the parents that creating them will make ("prune": removed only if empty, deepest
-    first), found now, before the worker exists."""
+    first), found now, before the worker exists. Removing an empty parent can race another
+    process's makedirs between its parent and child step (ENOENT there); the window is one
+    system call, and only where the location did not exist before the run."""
     trees = [d for d in user_cache_dirs(env, root).values() if not d.startswith(root + os.sep)]
     prune = [p for d in trees for p in locations.missing_ancestors(d)[1:]]
     return {"trees": trees, "prune": sorted(set(prune), key=lambda p: (-p.count(os.sep), p))}
