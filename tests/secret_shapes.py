@@ -191,6 +191,8 @@ ORDINARY = [
     # Prose with a short secret-like word before a colon (seen: the must_pass row of an image build).
     "1 of 2 must-pass checks did not pass: smoke.compile",
     "sig: a signal number, pw: the page width",
+    # A mangled C++ symbol, the subject of every "undefined symbol" report (seen redacted whole).
+    "ImportError: .../_C.so: undefined symbol: _ZN5torch8autograd10deleteNodeEPNS0_4NodeE",
     "torch 2.5.1+cu124 with CUDA 12.4 and cuDNN 90100",
     "nvidia-cublas-cu12==12.4.5.8",
     "/usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudart.so.12",

@@ -217,6 +217,9 @@ _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{16,8192}={0,2}(?![A-Z
 _BASIC_PAIR = re.compile(r"[!-9;-~]{1,256}:[!-~]{3,512}")
 # Candidates for "long random string": no '/' or '.', so paths and versions never match whole.
 _RANDOM = re.compile(r"(?<![A-Za-z0-9+_=\-])[A-Za-z0-9+_\-]{32,8192}={0,2}(?![A-Za-z0-9+_=\-])")
+# An Itanium C++ ABI symbol (_ZN5torch8autograd10deleteNodeEPNS0_4NodeE): the error's subject
+# in every "undefined symbol" report, never a key.
+_MANGLED = re.compile(r"_Z[NLSTZKI0-9]")
 _ABS_PATH = re.compile(r"^/[\w.\-/]{0,4096}$")
 
 
@@ -235,7 +238,7 @@ _UUIDISH = re.compile(r"^[A-Za-z]{0,8}-?[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[
 def looks_random(s: str) -> bool:
     """A long string mixing upper case, lower case and digits with high entropy: a key.
     Hex hashes (git commits, container ids) and UUIDs have no upper case and are kept."""
-    if _UUIDISH.match(s):
+    if _UUIDISH.match(s) or _MANGLED.match(s):
         return False
     return (
         len(s) >= 32 and any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s) and _entropy(s) >= 4.0
