@@ -53,11 +53,13 @@ def _quiet_exit(signum, frame):  # noqa: ARG001
 # When envdoctor is the program (its console script, `python -m envdoctor`), a Ctrl-C, TERM or HUP
 # before `main` runs ends the process at once and quietly: installed here, before any import of
 # ours, since a signal during the import of even one more module showed a traceback (about 1 in
-# 50 SIGINTs 20 ms after start). envdoctor.core.signals.install_run replaces it in main.
+# 50 SIGINTs 20 ms after start). envdoctor.core.signals.install_run replaces it in main. A signal
+# the parent left ignored stays ignored (`nohup envdoctor check`, `envdoctor check &` in a script).
 if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) == "envdoctor"):
     for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
         try:
-            _signal.signal(_sig, _quiet_exit)
+            if _signal.getsignal(_sig) != _signal.SIG_IGN:
+                _signal.signal(_sig, _quiet_exit)
         except (ValueError, OSError):
             pass  # not the main thread (embedded use)
 

@@ -1,13 +1,17 @@
-"""Shared test helpers: run the real CLI in a subprocess, build real plugin distributions."""
+"""Shared test helpers: run the real CLI in a subprocess, start one to signal (and kill all it
+started, whatever the test's outcome), build real plugin distributions."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,3 +47,84 @@ def make_plugin(root: Path, dist: str, module: str, source: str, *, entry: str |
 @pytest.fixture
 def cli():
     return run_cli
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def marked(marker: str) -> list[psutil.Process]:
+    """Every process whose environment carries ``marker`` (each descendant of a run inherits it)."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("ENVDOCTOR_TEST_MARKER") == marker:
+                found.append(p)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def _as_in_a_terminal(ignored: tuple[int, ...]):
+    """A preexec_fn: a process group of its own, and the stop signals as a terminal's foreground
+    job has them (the default action), whatever this test process inherited (a script's
+    background job ignores INT); those in ``ignored`` ignored (as ``nohup`` leaves HUP)."""
+
+    def preexec() -> None:
+        os.setpgid(0, 0)
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+
+    return preexec
+
+
+def kill_everything(proc: subprocess.Popen, marker: str) -> None:
+    """SIGKILL the run's process group and every group its marked descendants lead (probe
+    workers start sessions of their own); the test's own group is never signalled whole."""
+    groups = {proc.pid}
+    for p in marked(marker):
+        try:
+            groups.add(os.getpgid(p.pid))
+        except OSError:
+            continue
+    for pgid in groups - {os.getpgrp()}:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    for p in marked(marker):  # one in the test's own group, if any
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    if proc.poll() is None:
+        proc.kill()
+    try:
+        proc.communicate(timeout=30)  # reaped, its pipes closed
+    except (ValueError, subprocess.TimeoutExpired):
+        pass  # already read by the test
+
+
+@pytest.fixture
+def spawn():
+    """``spawn(*args, env=None, ignore=())``: a started ``python -m envdoctor ARGS`` to signal
+    (see _as_in_a_terminal), its output piped as text. Whatever it started is killed when the
+    test ends, passed or failed: a failing signal test leaves no run and no ``sleep 1000``."""
+    started: list[tuple[subprocess.Popen, str]] = []
+
+    def start(*args: str, env: dict | None = None, ignore: tuple[int, ...] = ()) -> subprocess.Popen:
+        env = dict(os.environ if env is None else env)
+        marker = env.setdefault("ENVDOCTOR_TEST_MARKER", uuid.uuid4().hex)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "envdoctor", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            preexec_fn=_as_in_a_terminal(ignore),
+        )
+        started.append((proc, marker))
+        return proc
+
+    yield start
+    for proc, marker in started:
+        kill_everything(proc, marker)

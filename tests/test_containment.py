@@ -15,20 +15,14 @@ import uuid
 import psutil
 import pytest
 
+from tests.conftest import marked
 from tests.fakes import HERE, fake_nvidia_smi
 from tests.test_runner import HANG_BODY, HANGING_PLUGIN
 
 
 def _marked(marker: str) -> list[psutil.Process]:
     """Every process whose environment carries ``marker`` (each descendant of a run inherits it)."""
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("ENVDOCTOR_TEST_MARKER") == marker:
-                found.append(p)
-        except (psutil.Error, OSError):
-            continue
-    return found
+    return marked(marker)
 
 
 def _cmdline(p: psutil.Process) -> str:
@@ -96,16 +90,10 @@ def test_a_wedged_driver_is_one_row_and_the_torch_probe_still_runs(tmp_path):
         assert os.listdir(env["TMPDIR"]) == []
 
 
-def _start(tmp_path, env):
+def _start(spawn, tmp_path, env, ignore=()):
     (tmp_path / "hangcheck.py").write_text(HANGING_PLUGIN)
     (tmp_path / "hangbody.py").write_text(HANG_BODY)
-    return subprocess.Popen(
-        [sys.executable, "-m", "envdoctor", "check", "--checks-path", str(tmp_path), "--select", "hang"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    return spawn("check", "--checks-path", str(tmp_path), "--select", "hang", env=env, ignore=ignore)
 
 
 def _wait_for_probe(marker: str, within: float = 20.0) -> None:
@@ -120,9 +108,9 @@ def _wait_for_probe(marker: str, within: float = 20.0) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("delay", [0, 0.02, 0.05, 0.2, "probe"])
-def test_every_child_dies_with_envdoctor_however_it_dies(tmp_path, sig, delay):
+def test_every_child_dies_with_envdoctor_however_it_dies(spawn, tmp_path, sig, delay):
     env, marker = _env(tmp_path)
-    proc = _start(tmp_path, env)
+    proc = _start(spawn, tmp_path, env)
     if delay == "probe":
         _wait_for_probe(marker)
     else:
@@ -146,9 +134,47 @@ def test_every_child_dies_with_envdoctor_however_it_dies(tmp_path, sig, delay):
         assert proc.returncode in (130, -sig), (proc.returncode, out, err)
 
 
-def test_a_ctrl_c_as_the_first_worker_starts_gives_the_partial_report_quickly(tmp_path):
+WAITING_PLUGIN = """
+import os, time
+from envdoctor import check, ok
+
+@check("wait.go")
+def waits():
+    '''A check that runs until the test lets it finish'''
+    open(os.environ["READY_FILE"], "w").close()
+    end = time.monotonic() + 60
+    while not os.path.exists(os.environ["GO_FILE"]) and time.monotonic() < end:
+        time.sleep(0.02)
+    return ok("let go")
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ignored_when_envdoctor_started_stays_ignored(spawn, tmp_path, sig):
+    """`nohup envdoctor check &` (HUP ignored), a script's `envdoctor check &` (INT ignored): the
+    signal the parent chose to ignore does not end the run, which completes with its report."""
+    (tmp_path / "waitcheck.py").write_text(WAITING_PLUGIN)
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    env, marker = _env(tmp_path, READY_FILE=str(ready), GO_FILE=str(go))
+    proc = spawn("check", "--checks-path", str(tmp_path), "--select", "wait", env=env, ignore=(sig,))
+    end = time.monotonic() + 60
+    while not ready.exists() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.02)
+    assert ready.exists(), proc.communicate()
+    for _ in range(3):
+        proc.send_signal(sig)
+        time.sleep(0.2)  # a handled signal would have ended the run by now (exit 130)
+    go.touch()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, (proc.returncode, out, err)
+    assert "A check that runs until the test lets it finish: let go" in out and "HEALTHY" in out
+    assert "interrupted" not in out + err
+    assert _wait_gone(marker) == []
+
+
+def test_a_ctrl_c_as_the_first_worker_starts_gives_the_partial_report_quickly(spawn, tmp_path):
     env, marker = _env(tmp_path)
-    proc = _start(tmp_path, env)
+    proc = _start(spawn, tmp_path, env)
     end = time.monotonic() + 20
     while time.monotonic() < end and not any("_probe_child" in _cmdline(p) for p in _marked(marker)):
         time.sleep(0.005)
@@ -159,6 +185,36 @@ def test_a_ctrl_c_as_the_first_worker_starts_gives_the_partial_report_quickly(tm
     assert proc.returncode == 130 and "Traceback" not in err
     assert "A cheap check: done" in out
     assert _wait_gone(marker) == []
+
+
+FAILING_SIGNAL_TEST = """
+from tests.conftest import spawn  # noqa: F401 - the fixture
+from tests.test_containment import _env, _start, _wait_for_probe
+
+
+def test_fails_mid_run(spawn, tmp_path):
+    env, marker = _env(tmp_path)
+    env["ENVDOCTOR_TEST_MARKER"] = {marker!r}
+    _start(spawn, tmp_path, env)
+    _wait_for_probe({marker!r})
+    assert False, "a signal test that fails with the run (and its sleep 1000) still going"
+"""
+
+
+def test_a_failing_signal_test_leaves_no_process_behind(tmp_path):
+    marker = uuid.uuid4().hex
+    test = tmp_path / "test_fails.py"
+    test.write_text(FAILING_SIGNAL_TEST.format(marker=marker))
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        capture_output=True,
+        text=True,
+        cwd=str(HERE.parent.parent),
+        timeout=240,
+    )
+    assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr
+    assert "a signal test that fails" in r.stdout  # it failed where meant, mid-run
+    assert _wait_gone(marker) == [], "the failed test's run or its children outlived it"
 
 
 def test_a_full_compile_leaves_nothing_in_tmpdir(tmp_path):

@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -40,15 +38,9 @@ def _bytecode_env(tmp_path) -> tuple[dict, str]:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 @pytest.mark.parametrize("delay", [0.05, 0.3, 1.0])
-def test_nothing_survives_a_signal_while_torch_imports_and_helpers_compile(tmp_path, sig, delay):
+def test_nothing_survives_a_signal_while_torch_imports_and_helpers_compile(spawn, tmp_path, sig, delay):
     env, marker = _bytecode_env(tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "envdoctor", "check", "--select", "torch.importable"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    proc = spawn("check", "--select", "torch.importable", env=env)
     time.sleep(delay)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
@@ -69,15 +61,9 @@ def _helpers(marker: str) -> list:
     return [p for p in _marked(marker) if "_probe_child import helper" in _cmdline(p)]
 
 
-def test_the_helpers_run_during_the_import_and_are_gone_after_a_whole_run(tmp_path):
+def test_the_helpers_run_during_the_import_and_are_gone_after_a_whole_run(spawn, tmp_path):
     env, marker = _bytecode_env(tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "envdoctor", "check", "--select", "torch.importable", "--format", "json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    proc = spawn("check", "--select", "torch.importable", "--format", "json", env=env)
     seen = set()
     end = time.monotonic() + 20
     while proc.poll() is None and time.monotonic() < end:

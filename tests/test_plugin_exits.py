@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -80,23 +79,15 @@ def test_sys_exit_and_keyboard_interrupt_in_checks_and_facts_are_error_rows(tmp_
     assert r.returncode == 1
 
 
-def test_the_users_ctrl_c_during_plugin_import_still_stops_envdoctor(tmp_path):
+def test_the_users_ctrl_c_during_plugin_import_still_stops_envdoctor(spawn, tmp_path):
     (tmp_path / "slow.py").write_text(f"import time\nopen({str(tmp_path / 'started')!r}, 'w').close()\ntime.sleep(30)\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "envdoctor", "check", "--checks-path", str(tmp_path), "--select", "system.python"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        end = time.monotonic() + 60
-        while not (tmp_path / "started").exists() and time.monotonic() < end and proc.poll() is None:
-            time.sleep(0.05)
-        assert (tmp_path / "started").exists()
-        os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill() if proc.poll() is None else None
+    proc = spawn("check", "--checks-path", str(tmp_path), "--select", "system.python")
+    end = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < end and proc.poll() is None:
+        time.sleep(0.05)
+    assert (tmp_path / "started").exists()
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
 

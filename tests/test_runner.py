@@ -213,16 +213,11 @@ def test_global_timeout_kills_a_hanging_probe_with_its_children(tmp_path):
     assert _sleepers() == before
 
 
-def test_ctrl_c_prints_partial_report_and_exits_130(tmp_path):
+def test_ctrl_c_prints_partial_report_and_exits_130(spawn, tmp_path):
     (tmp_path / "hangcheck.py").write_text(HANGING_PLUGIN)
     (tmp_path / "hangbody.py").write_text(HANG_BODY)
     before = _sleepers()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "envdoctor", "check", "--checks-path", str(tmp_path), "--select", "hang", "--no-color"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn("check", "--checks-path", str(tmp_path), "--select", "hang", "--no-color")
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)

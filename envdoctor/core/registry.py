@@ -29,7 +29,7 @@ from types import ModuleType
 
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
-from envdoctor.core.signals import STOP_SIGNALS
+from envdoctor.core.signals import watched as watched_signals
 from envdoctor.core.signatures import Signature
 from envdoctor.core.signatures import validate as validate_signatures
 
@@ -190,15 +190,13 @@ class _Signals:
     is the plugin's failure. Signals reach only the main thread; elsewhere nothing is watched
     and every KeyboardInterrupt is the plugin's."""
 
-    WATCHED = STOP_SIGNALS  # INT, TERM and HUP: whatever stops a run stops plugin loading too
-
     def __init__(self) -> None:
         self.seen = False
         self._old: dict[int, object] = {}
 
     def __enter__(self) -> _Signals:
         if threading.current_thread() is threading.main_thread():
-            for sig in self.WATCHED:
+            for sig in watched_signals():  # INT, TERM and HUP (as a run), unless ignored
                 try:
                     self._old[sig] = signal.signal(sig, self._handler)
                 except (ValueError, OSError):

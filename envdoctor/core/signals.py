@@ -5,6 +5,9 @@ the program: a signal then ends the process at once with 130 (there is nothing t
 and a traceback from half-done imports helps nobody). ``install_run`` replaces it at the top of
 ``main``: from there on the signal raises
 KeyboardInterrupt, the runner stops the probes and the partial report is printed.
+
+A signal ignored when envdoctor started (``nohup``, a script's ``&`` for INT) stays ignored: the
+user asked for a run that survives it, and it completes with its report.
 """
 
 from __future__ import annotations
@@ -31,8 +34,13 @@ def _raise(signum, frame):  # noqa: ARG001
     raise KeyboardInterrupt
 
 
+def watched() -> tuple[signal.Signals, ...]:
+    """The stop signals envdoctor handles: those not ignored (as inherited from its parent)."""
+    return tuple(sig for sig in STOP_SIGNALS if signal.getsignal(sig) != signal.SIG_IGN)
+
+
 def _install(handler) -> None:
-    for sig in STOP_SIGNALS:
+    for sig in watched():
         try:
             signal.signal(sig, handler)
         except (ValueError, OSError):
