@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -88,17 +89,6 @@ def cli() -> None:
     """Will PyTorch, Triton, torch.compile and torch_xla work on this machine? If not, why?"""
 
 
-def _tolerant_stdout() -> None:
-    """A latin-1 or ASCII stdout cannot show every character a report may hold (a GPU name, a
-    path): show '?' for those rather than fail (the reporters pick ASCII marks themselves)."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if (stream.encoding or "").lower().replace("-", "") not in ("utf8", "utf8sig"):
-                stream.reconfigure(errors="replace")
-        except (AttributeError, ValueError, OSError):
-            pass  # not a TextIOWrapper (embedded use, a test runner's capture)
-
-
 def _usage_errors() -> tuple[type[Exception], ...]:
     """ConfigError and PlanError, from the modules that are loaded: one that is not loaded
     cannot have raised, and importing config (expectations, packaging) would slow `list`."""
@@ -109,7 +99,7 @@ def _usage_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
-def _exit_interrupted() -> None:
+def _exit_interrupted() -> NoReturn:
     """Ctrl-C, TERM or HUP before a report existed: one line, exit 130. The run's children and
     temporary files are gone already (the runner's and the probe client's finally blocks); the
     process leaves at once, so no late interrupt during interpreter shutdown can turn 130 into
@@ -125,41 +115,46 @@ def _exit_interrupted() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from envdoctor.commands.output import guarded_streams
+
     signals.install_run()  # INT, TERM and HUP: stop the run, print the partial report, exit 130
     reaper.install()  # a daemon forked below envdoctor comes back to it, and goes at exit
-    _tolerant_stdout()
     try:
-        _main(argv)
+        with guarded_streams():  # closed, full or ASCII standard streams: see commands.output
+            code = _run(argv)
     finally:
         reaper.reap()
+    sys.exit(code)
 
 
-def _main(argv: list[str] | None) -> None:
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code; every failure becomes one line on stderr and its code."""
+    from envdoctor.commands.output import StdoutError, emit, stdout_failed
+
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
     except _usage_errors() as e:  # evaluated only when an exception is on its way out
         code = getattr(e, "exit_code", ExitCode.USAGE)
         for line in e.message.splitlines():
             click.echo(f"Error: {line}" if code is ExitCode.USAGE else f"envdoctor: {line}", err=True)
-        sys.exit(code)
-    except click.exceptions.Abort:
+        return code
+    except (click.exceptions.Abort, KeyboardInterrupt):
         _exit_interrupted()
     except click.ClickException as e:
         e.show()
-        sys.exit(ExitCode.USAGE)
-    except KeyboardInterrupt:
-        _exit_interrupted()
+        return ExitCode.USAGE
     except SystemExit:
         raise
     except BrokenPipeError:  # `envdoctor list | head -1`: the reader has what it wanted
-        from envdoctor.commands.output import emit
-
         emit("")  # points stdout at /dev/null, so the exit flush is quiet too
-        sys.exit(ExitCode.OK)
+        return ExitCode.OK
+    except StdoutError as e:  # `>&-`, `> /dev/full`
+        click.echo(f"envdoctor: {stdout_failed(e)}", err=True)
+        return ExitCode.USAGE
     except Exception as e:  # noqa: BLE001 - never a traceback for the user
         if os.environ.get("ENVDOCTOR_DEBUG"):
             raise
         click.echo(f"envdoctor: internal error: {type(e).__name__}: {e}", err=True)
         click.echo("Please report this at the envdoctor issue tracker (ENVDOCTOR_DEBUG=1 shows the traceback).", err=True)
-        sys.exit(ExitCode.INTERNAL)
-    sys.exit(code if isinstance(code, int) else ExitCode.OK)
+        return ExitCode.INTERNAL
+    return code if isinstance(code, int) else ExitCode.OK

@@ -215,3 +215,80 @@ def test_help_imports_no_command_module():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+# ---- standard streams that are closed, full or not UTF-8 (one piece serves every command) ------
+
+REPORTS = REPO / "tests" / "fixtures" / "reports"
+PAIR = (str(REPORTS / "v1.0-cpu-box.json"), str(REPORTS / "v1.0-gpu-h200.json"))
+STDOUT_COMMANDS = {
+    "check": ("check", "--select", "system.python", "--no-color"),
+    "check-quiet": ("check", "--select", "system.python", "--quiet"),
+    "list": ("list",),
+    "diff": ("diff", *PAIR),
+    "fleet": ("fleet", *PAIR),
+    "triage": ("triage", str(REPO / "tests" / "fixtures" / "triage" / "003-driver-too-old-11000-container-cu121.txt")),
+    "help": ("--help",),
+    "version": ("--version",),
+}
+
+
+def _run_with_stdout(args, how: str) -> subprocess.CompletedProcess:
+    """``how``: "closed" (``>&-``), "full" (``> /dev/full``), "both-closed" (``>&- 2>&-``)."""
+    import os
+
+    fds = {"closed": (1,), "both-closed": (1, 2)}.get(how, ())
+    with open("/dev/full", "w") as full:
+        return subprocess.run(
+            [sys.executable, "-m", "envdoctor", *args],
+            stdout=full if how == "full" else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=240,
+            preexec_fn=lambda: [os.close(fd) for fd in fds] and None,
+        )
+
+
+@pytest.mark.parametrize("how", ["closed", "full"])
+@pytest.mark.parametrize("name", sorted(STDOUT_COMMANDS))
+def test_a_closed_or_full_stdout_is_one_line_and_exit_2(name, how):
+    args = STDOUT_COMMANDS[name]
+    r = _run_with_stdout(args, how)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert r.returncode == 2, (name, how, r.returncode, r.stderr)
+    assert len(lines) == 1 and "standard output" in lines[0], r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("name", ["check", "list", "diff", "help"])
+def test_closed_stdout_and_stderr_is_just_the_exit_code(name):
+    r = _run_with_stdout(STDOUT_COMMANDS[name], "both-closed")
+    assert r.returncode == 2 and r.stderr == "", (r.returncode, r.stderr)
+
+
+def test_a_report_file_is_still_written_with_stdout_closed(tmp_path):
+    out = tmp_path / "r.json"
+    r = _run_with_stdout(("check", "--select", "system.python", "--format", "json", "--output", str(out)), "closed")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["results"][0]["id"] == "system.python"
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+@pytest.mark.parametrize("name", ["diff", "fleet", "check", "triage", "list"])
+def test_every_command_follows_the_stdout_encoding(name, encoding):
+    import os
+
+    def run(enc: str) -> str:
+        args = [sys.executable, "-m", "envdoctor", *STDOUT_COMMANDS[name]]
+        r = subprocess.run(args, capture_output=True, env={**os.environ, "PYTHONIOENCODING": enc}, timeout=240)
+        assert r.returncode in (0, 1), r.stderr
+        return r.stdout.decode(enc)  # raises if a command wrote UTF-8 into an ASCII stream
+
+    out = run(encoding)
+    for mark in ("→", "✗", "✓", "—", "…"):
+        assert mark not in out, (name, mark)
+    assert out.count("?") == run("utf-8").count("?"), out  # no mark lost to '?'
+    if name == "diff":
+        assert f"{os.path.basename(PAIR[0])} -> {os.path.basename(PAIR[1])}" in out and "  XX " in out
+    if name == "fleet":
+        assert ("Nodes x failing" if encoding == "ascii" else "Nodes × failing") in out
