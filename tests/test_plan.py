@@ -180,14 +180,33 @@ def test_cli_unwritable_output_is_refused_before_the_run():
     assert "/proc/envdoctor-x (--output)" in r.stderr and "/proc/envdoctor-y (--json)" in r.stderr
 
 
+REMOVES_A_DIRECTORY = """
+import os
+from envdoctor import check, ok
+
+@check("local.removes")
+def removes():
+    '''A check that removes the --json file's directory during the run'''
+    os.rmdir(os.environ["GONE_DIR"])
+    return ok("removed")
+"""
+
+
 def test_cli_one_failed_output_does_not_stop_the_others(tmp_path):
-    md, xml = tmp_path / "r.md", tmp_path / "r.xml"
-    r = run_cli(*QUICK, "--json", "/dev/full", "--junit-xml", str(xml), "--markdown", str(md))
+    # The --json target was fine before the run (tried then) and fails after it: its directory
+    # is gone. /dev/full, the old stand-in, is now refused before the run (not a regular file).
+    plugins, out, gone = tmp_path / "plugins", tmp_path / "out", tmp_path / "gone"
+    for d in (plugins, out, gone):
+        d.mkdir()
+    (plugins / "removes.py").write_text(REMOVES_A_DIRECTORY)
+    md, xml, js = out / "r.md", out / "r.xml", gone / "r.json"
+    args = (*QUICK[:2], QUICK[2] + ",local", *QUICK[3:], "--checks-path", str(plugins))
+    r = run_cli(*args, "--json", str(js), "--junit-xml", str(xml), "--markdown", str(md), env={"GONE_DIR": str(gone)})
     assert r.returncode == 2, r.stderr
     assert md.read_text().startswith("### envdoctor") and "<testsuite" in xml.read_text()
     problems = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(problems) == 1 and "/dev/full" in problems[0] and "internal error" not in r.stderr
-    assert sorted(os.listdir(tmp_path)) == ["r.md", "r.xml"]
+    assert len(problems) == 1 and str(js) in problems[0] and "internal error" not in r.stderr
+    assert sorted(os.listdir(out)) == ["r.md", "r.xml"] and not gone.exists()
 
 
 @pytest.mark.parametrize("encoding", ["latin-1", "ascii"])

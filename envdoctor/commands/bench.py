@@ -13,7 +13,9 @@ without a CUDA GPU a small CPU variant runs instead (and says so); ``--device cu
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ from typing import Any
 
 import click
 
-from envdoctor.commands.output import writable_target
+from envdoctor.commands.output import writable_target, write
 from envdoctor.core import builtins
 from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.exitcode import ExitCode
@@ -198,8 +200,10 @@ def plot(rows: Sequence[Row], cfg: Config, device_name: str, path: str) -> None:
     ax.set_ylabel("ms per step (median)")
     ax.margins(y=0.25)
     fig.tight_layout()
-    fig.savefig(path)
+    image = io.BytesIO()  # drawn here, written as every report is (envdoctor.core.outputs)
+    fig.savefig(image, format=os.path.splitext(path)[1].lstrip(".").lower() or "png")
     plt.close(fig)
+    write(path, image.getvalue())
 
 
 def _need_matplotlib() -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from envdoctor.commands.output import writable_target, write
 from envdoctor.core.redact import scrubber
 from envdoctor.core.report import ReportError, load_report
 from envdoctor.core.stack import FLEET_FACTS, extract_facts
@@ -298,6 +299,8 @@ def fleet_cmd(reports, fmt, output, strict) -> None:
     Exit 0 when every node passes and agrees; 1 when a node fails or deviates, or a report is
     unreadable or partial.
     """
+    if output:
+        writable_target(output)
     fleet = summarize(reports)
     if fmt == "html":  # one self-contained page (docs/fleet.md)
         from envdoctor.reporters.fleet_html import read_extras, render_html
@@ -306,8 +309,6 @@ def fleet_cmd(reports, fmt, output, strict) -> None:
     else:
         text = render_json(fleet, strict) if fmt == "json" else terminal(render_text(fleet, strict))  # other machines' text, inert
     if output:
-        from envdoctor.commands.output import write
-
         write(output, text)  # atomically; exit 2 when it cannot be written
     else:
         click.echo(text, nl=False)
