@@ -4,6 +4,7 @@ mistake is one message naming the file and the key, with exit code 2."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -47,9 +48,11 @@ def test_found_in_a_parent_directory(tmp_path):
 
 def test_pyproject_only_with_a_tool_envdoctor_table(tmp_path):
     outer = write(tmp_path / "pyproject.toml", '[tool.envdoctor.expect]\ntorch = ">=2.1"\n')
-    inner = write(tmp_path / "proj" / "pyproject.toml", '[project]\nname = "x"\n')  # not ours: keep looking
-    assert config.find(inner.parent) == outer
-    assert config.load(start=inner.parent).expectations.get("torch").text == ">=2.1"
+    inner = write(tmp_path / "proj" / "pyproject.toml", '[project]\nname = "x"\n')  # not ours
+    assert config.find(tmp_path) == outer
+    assert config.load(start=tmp_path).expectations.get("torch").text == ">=2.1"
+    # The inner pyproject.toml is a project of its own: its root ends the search (issue 31.3).
+    assert config.find(inner.parent) is None
 
 
 def test_envdoctor_toml_wins_over_pyproject_in_the_same_directory(tmp_path):
@@ -168,3 +171,142 @@ def test_cli_select_expect_runs_only_the_expectations(cli, tmp_path):
 
 def rows_of(res) -> dict[str, dict]:
     return {r["id"]: r for r in json.loads(res.stdout)["results"]}
+
+
+# ---- where the config comes from (issue 31.3): the project's, never a stranger's ----------------
+
+STRANGER = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+DESELECT_ALL = 'skip = ["system", "packages"]\n[expect]\ntorch = "==0.0"\n'  # what a stranger would plant
+
+
+def _shared(d: Path) -> Path:
+    d.mkdir(parents=True)
+    d.chmod(0o1777)
+    return d
+
+
+def _give(path: Path, uid: int = STRANGER) -> Path:
+    os.chown(path, uid, uid)
+    return path
+
+
+@needs_root
+def test_a_strangers_config_in_a_shared_parent_is_never_read(tmp_path):
+    shared = _shared(tmp_path / "tmp")
+    planted = _give(write(shared / "envdoctor.toml", DESELECT_ALL))
+    work = shared / "work"
+    work.mkdir()
+    found = config.search(work)
+    assert found.path is None
+    assert found.not_read == (f"{planted}: anyone may write to its directory",)
+    conf = config.load(start=work)
+    assert conf.path is None and conf.expectations.items == () and conf.describe()["not_read"] == list(found.not_read)
+
+
+def test_even_the_users_own_config_in_a_directory_anyone_may_write_to_is_not_read(tmp_path):
+    shared = _shared(tmp_path / "tmp")
+    write(shared / "envdoctor.toml", DESELECT_ALL)
+    assert config.search(shared).path is None and len(config.search(shared).not_read) == 1
+
+
+@needs_root
+def test_a_directory_of_another_user_ends_the_search(tmp_path):
+    theirs = tmp_path / "alice"
+    write(theirs / "envdoctor.toml", DESELECT_ALL)
+    _give(theirs), _give(theirs / "envdoctor.toml")
+    mine = theirs / "mine"
+    mine.mkdir()
+    found = config.search(mine)
+    assert found.path is None and "belongs to uid 65534" in found.not_read[0]
+
+
+@needs_root
+def test_a_found_config_another_user_owns_is_refused(tmp_path):
+    cfg = _give(write(tmp_path / "envdoctor.toml", GOOD))
+    with pytest.raises(ConfigError, match=f"config file {cfg} not read: it belongs to uid 65534"):
+        config.load(start=tmp_path)
+    # Named, it is the user's choice.
+    assert config.load(str(cfg)).path == str(cfg)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_config_anyone_may_write_to_is_refused(tmp_path, named):
+    cfg = write(tmp_path / "envdoctor.toml", GOOD)
+    cfg.chmod(0o666)
+    with pytest.raises(ConfigError, match="anyone may write to it"):
+        config.load(str(cfg) if named else None, start=tmp_path)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_fifo_config_is_refused_not_waited_on(tmp_path, named):
+    fifo = tmp_path / "envdoctor.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        config.load(str(fifo) if named else None, start=tmp_path)
+
+
+@pytest.mark.parametrize("marker", [".git", "pyproject.toml"])
+def test_the_search_stops_at_the_project_root(tmp_path, marker):
+    write(tmp_path / "envdoctor.toml", DESELECT_ALL)  # above the project: not its config
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / marker).mkdir() if marker == ".git" else write(project / marker, '[project]\nname = "p"\n')
+    assert config.find(project / "src") is None
+    own = write(project / "envdoctor.toml", GOOD)
+    assert config.find(project / "src") == own
+
+
+def test_the_search_stops_at_home(tmp_path):
+    write(tmp_path / "envdoctor.toml", DESELECT_ALL)  # above home
+    home = tmp_path / "home"
+    (home / "scratch").mkdir(parents=True)
+    assert config.search(home / "scratch", home=home).path is None
+    own = write(home / "envdoctor.toml", GOOD)
+    assert config.search(home / "scratch", home=home).path == own
+
+
+@needs_root
+def test_a_strangers_pyproject_is_left_unread_and_ends_the_search(tmp_path):
+    write(tmp_path / "envdoctor.toml", GOOD)
+    py = _give(write(tmp_path / "p" / "pyproject.toml", '[tool.envdoctor.expect]\ntorch = "==0.0"\n'))
+    found = config.search(py.parent)
+    assert found.path is None and found.not_read == (
+        f"{py}: it belongs to uid 65534, not this user (uid 0) or root (name it with --config to use it)",
+    )
+
+
+@needs_root
+def test_cli_a_strangers_tmp_config_neither_steers_the_run_nor_hides(cli, tmp_path):
+    shared = _shared(tmp_path / "tmp")
+    planted = _give(write(shared / "envdoctor.toml", DESELECT_ALL))
+    work = shared / "work"
+    work.mkdir()
+    res = cli("check", "--select", "system.python", "--format", "json", cwd=str(work))
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert "expect.torch" not in rows_of(res) and "system.python" in rows_of(res)
+    assert data["options"]["config"] == {"path": None, "from": "none", "not_read": [f"{planted}: anyone may write to its directory"]}
+    text = cli("check", "--select", "system.python", "--no-color", cwd=str(work)).stdout.splitlines()
+    assert text[1] == f"config: none; not read: {planted}: anyone may write to its directory"
+
+
+def test_cli_the_report_names_the_config_used(cli, tmp_path):
+    cfg = write(tmp_path / "envdoctor.toml", '[expect]\npython = ">=3.8"\n')
+    (tmp_path / "src").mkdir()
+    res = cli("check", "--select", "system.python,expect", "--format", "json", cwd=str(tmp_path / "src"))
+    assert json.loads(res.stdout)["options"]["config"] == {"path": str(cfg), "from": "found", "not_read": []}
+    res = cli("check", "--select", "system.python", "--no-color", "--config", str(cfg), cwd=str(tmp_path / "src"))
+    assert res.stdout.splitlines()[1] == f"config: {cfg} (--config)"
+    bare = tmp_path / "bare"
+    (bare / ".git").mkdir(parents=True)  # a project of its own, with no config
+    res = cli("check", "--select", "system.python", "--no-color", cwd=str(bare))
+    assert res.stdout.splitlines()[1] == ""  # no config anywhere: no line
+
+
+@needs_root
+def test_cli_a_refused_config_is_one_line_and_exit_2(cli, tmp_path):
+    cfg = _give(write(tmp_path / "envdoctor.toml", GOOD))
+    res = cli("check", "--select", "system.python", cwd=str(tmp_path))
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and str(cfg) in lines[0] and "uid 65534" in lines[0], res.stderr

@@ -182,7 +182,7 @@ def make_plan(**o):
         launch=launch,
         timeout=o["timeout"],
         rank_timeout=o["rank_timeout"],
-        config_path=conf.path,
+        config=conf.describe(),
         inputs=run_inputs,
         verbose=o["verbose"],
         strict=o["strict"],

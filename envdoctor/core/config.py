@@ -1,8 +1,14 @@
 """The config file: expectations for an image or a fleet, kept beside the project.
 
-Found the way ruff and pytest find theirs: from the current directory upwards, the first
-``envdoctor.toml``, or ``pyproject.toml`` with a ``[tool.envdoctor]`` table; or named with
-``--config FILE``. The format (the same keys under ``[tool.envdoctor]`` in pyproject.toml)::
+Found in the project, and no further: from the current directory upwards, the first
+``envdoctor.toml``, or ``pyproject.toml`` with a ``[tool.envdoctor]`` table, looking no higher
+than the project's root (a directory with ``.git`` or ``pyproject.toml``) or the user's home;
+or named with ``--config FILE``. A directory that belongs to someone other than the user or
+root, or that anyone may write to (``/tmp``), ends the search unread: another user's
+``/tmp/envdoctor.toml`` never steers a run. A config file found that another user owns, that
+anyone may write to, or that is not a regular file (a FIFO) is refused (exit 2); a named one
+is refused when anyone may write to it or it is not a regular file. The report says which
+config was used and which were left unread (``options.config``). The format (the same keys under ``[tool.envdoctor]`` in pyproject.toml)::
 
     must_pass = ["triton.torch_pin"]   # checks that must pass (ids, prefixes or tags)
     skip = ["system.disk"]             # checks to leave out
@@ -28,6 +34,8 @@ naming the file and the key, and the usage-error exit code (2).
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,19 +72,111 @@ class Config:
     expectations: Expectations
     baseline: str | None = None  # resolved against the config file's directory
     lock: str | None = None
+    found: str = "none"  # how path was chosen: "--config", "found" (searched), "none"
+    not_read: tuple[str, ...] = ()  # "FILE: why" for config files the search left unread
+
+    def describe(self) -> dict[str, Any]:
+        """What the report records (``options.config``)."""
+        return {"path": self.path, "from": self.found, "not_read": list(self.not_read)}
+
+
+@dataclass(frozen=True)
+class Search:
+    """What :func:`search` found: the config file (or None) and the files it left unread."""
+
+    path: Path | None
+    not_read: tuple[str, ...] = ()
+
+
+PROJECT_MARKERS = (".git", "pyproject.toml")
 
 
 def find(start: str | Path | None = None) -> Path | None:
-    """The nearest envdoctor.toml, or pyproject.toml with [tool.envdoctor], from start upwards."""
+    """The project's config file (see the module's docstring), or None."""
+    return search(start).path
+
+
+def search(start: str | Path | None = None, home: str | Path | None = None) -> Search:
+    """From ``start`` (the current directory) upwards to the project's root or ``home`` (the
+    user's), through directories the user or root owns and others may not write to."""
     here = Path(start or Path.cwd()).resolve()
+    top = _home(home)
+    not_read: list[str] = []
     for d in (here, *here.parents):
-        own = d / FILENAME
-        if own.is_file():
-            return own
-        py = d / "pyproject.toml"
-        if py.is_file() and _mentions_us(py):
-            return py
+        why = _untrusted_dir(d)
+        if why:
+            not_read += [f"{c}: {why}" for c in (d / FILENAME, d / "pyproject.toml") if os.path.lexists(c)]
+            break
+        found = _candidate(d, not_read)
+        if found or d == top or any(os.path.lexists(d / m) for m in PROJECT_MARKERS):
+            return Search(found, tuple(not_read))
+    return Search(None, tuple(not_read))
+
+
+def _home(home: str | Path | None) -> Path | None:
+    try:
+        return Path(home or Path.home()).resolve()
+    except (RuntimeError, OSError, KeyError):
+        return None  # no HOME and no passwd entry (a container's arbitrary uid)
+
+
+def _owner_ok(uid: int) -> bool:
+    return uid in (os.geteuid(), 0)
+
+
+def _untrusted_dir(d: Path) -> str | None:
+    """Why files in ``d`` are not read (or None): another user's, or anyone may write there."""
+    try:
+        st = d.stat()
+    except OSError as e:
+        return f"its directory cannot be examined ({e.strerror or e})"
+    if not _owner_ok(st.st_uid):
+        return f"its directory belongs to uid {st.st_uid}, not this user (uid {os.geteuid()}) or root"
+    if st.st_mode & stat.S_IWOTH:
+        return "anyone may write to its directory"
     return None
+
+
+def _file_problem(p: Path, *, named: bool) -> str | None:
+    """Why the config file ``p`` is not read (or None): a FIFO or device, a file anyone may
+    write to, or (found, not named) another user's."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return None  # read_config says it does not exist
+    except OSError as e:
+        return f"it cannot be examined ({e.strerror or e})"
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if st.st_mode & stat.S_IWOTH:
+        return "anyone may write to it (chmod o-w, if it is yours)"
+    if not named and not _owner_ok(st.st_uid):
+        return f"it belongs to uid {st.st_uid}, not this user (uid {os.geteuid()}) or root (name it with --config to use it)"
+    return None
+
+
+def _refuse(p: Path, why: str) -> ConfigError:
+    return ConfigError(f"config file {p} not read: {why}")
+
+
+def _candidate(d: Path, not_read: list[str]) -> Path | None:
+    """The config file in the trusted directory ``d``: its envdoctor.toml (refused with
+    ConfigError when not trustworthy), or its pyproject.toml with [tool.envdoctor] (one that
+    is not trustworthy is left unread: it may be the project's, not ours)."""
+    own = d / FILENAME
+    if os.path.lexists(own):
+        why = _file_problem(own, named=False)
+        if why:
+            raise _refuse(own, why)
+        return own
+    py = d / "pyproject.toml"
+    if not os.path.lexists(py):
+        return None
+    why = _file_problem(py, named=False)
+    if why:
+        not_read.append(f"{py}: {why}")
+        return None
+    return py if _mentions_us(py) else None
 
 
 def _mentions_us(pyproject: Path) -> bool:
@@ -184,9 +284,20 @@ def from_cli(values: Sequence[str]) -> list[Expectation]:
 
 def load(config: str | None = None, expects: Sequence[str] = (), start: str | Path | None = None) -> Config:
     """The run's expectations: the config file (named, or found) overlaid with ``--expect``."""
-    path = Path(config) if config else find(start)
-    conf = read_config(path) if path else Config(None, Expectations())
-    return dataclasses.replace(conf, expectations=conf.expectations.merged(from_cli(expects)))
+    if config:
+        why = _file_problem(Path(config), named=True)
+        if why:
+            raise _refuse(Path(config), why)
+        found, how = Search(Path(config)), "--config"
+    else:
+        found, how = search(start), "found"
+    conf = read_config(found.path) if found.path else Config(None, Expectations())
+    return dataclasses.replace(
+        conf,
+        expectations=conf.expectations.merged(from_cli(expects)),
+        found=how if found.path else "none",
+        not_read=found.not_read,
+    )
 
 
 def expectation_specs(conf: Config, profile: str) -> list[CheckSpec]:

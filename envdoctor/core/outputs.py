@@ -123,7 +123,7 @@ def resolve(path: str) -> Target:
     where = "it is" if real == os.path.abspath(path) else f"it leads to {real}, which is"
     if not stat.S_ISREG(st.st_mode):
         kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
-        raise Refused(f"{where} {kind}; reports are written to regular files only")
+        raise Refused(f"{where} {kind}" + ("" if stat.S_ISDIR(st.st_mode) else "; reports are written to regular files only"))
     if _stranger(st.st_uid, dst):
         raise Refused(f"{where} owned by uid {st.st_uid} in {directory}, a directory anyone may write to: not replaced")
     mine = (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid())
@@ -178,7 +178,7 @@ def write_atomic(path: str, content: str | bytes) -> None:
                 if t.owner:
                     _keep_owner(f.fileno(), t.owner)
                 os.fchmod(f.fileno(), t.mode)
-            os.rename(name, t.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            os.replace(os.path.join(t.directory, name), os.path.join(t.directory, t.name))
         except BaseException:
             _unlink(name, dir_fd)
             raise

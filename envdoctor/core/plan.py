@@ -85,7 +85,7 @@ class RunPlan:
     quiet: bool = False
     full_facts: bool = False  # --full-facts: the report keeps every fact whole (envdoctor.core.compact)
     checks_paths: tuple[str, ...] = ()
-    config_path: str | None = None
+    config: Mapping[str, Any] | None = None  # the config file used and those left unread (Config.describe)
     inputs: RunInputs = RunInputs()  # --baseline, --lock, --as-user (validated)
     extra: Mapping[str, Any] = field(default_factory=dict)
     interpreter: Interpreter | None = None  # --python: the interpreter examined; None: envdoctor's own
@@ -115,6 +115,7 @@ class RunPlan:
             "timeout": self.timeout,
             "full_facts": self.full_facts,
             **python,
+            **({} if self.config is None else {"config": dict(self.config)}),
         }
 
 
@@ -176,7 +177,7 @@ def build(
     launch: Launch | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     rank_timeout: float = DEFAULT_RANK_TIMEOUT,
-    config_path: str | None = None,
+    config: Mapping[str, Any] | None = None,
     python: str | None = None,
     inputs: RunInputs = RunInputs(),
     **flags: Any,
@@ -215,7 +216,7 @@ def build(
         launch=launch,
         rank_timeout=rank_timeout,
         dist_specs=dist_specs,
-        config_path=config_path,
+        config=config,
         interpreter=interpreter,
         inputs=inputs,
         **flags,

@@ -58,6 +58,17 @@ def verdict(report: Report, strict: bool = False) -> str:
     return judge(report, strict).label
 
 
+def config_line(report: Report) -> list[str]:
+    """The header's config line (options.config): the file used, and any left unread; none
+    when no config file was there at all."""
+    conf = report.options.get("config")
+    if not isinstance(conf, dict) or not (conf.get("path") or conf.get("not_read")):
+        return []
+    unread = [terminal(str(x)) for x in conf.get("not_read") or ()]
+    line = f"config: {terminal(str(conf['path']))} ({terminal(str(conf.get('from')))})" if conf.get("path") else "config: none"
+    return [line + "".join(f"; not read: {x}" for x in unread)]
+
+
 def render_text(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
     marks = _marks()
     arrow, dash = ("→", "—") if marks is MARKS else ("->", "-")
@@ -65,7 +76,7 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
     areas: dict[str, list] = {}
     for r in report.results:
         areas.setdefault(r.area, []).append(r)
-    lines = [f"envdoctor {report.tool_version} {dash} {terminal(report.platform.get('summary', ''))}".rstrip(f" {dash}"), ""]
+    lines = [f"envdoctor {report.tool_version} {dash} {terminal(report.platform.get('summary', ''))}".rstrip(f" {dash}"), *config_line(report), ""]
     for area in sorted(areas, key=lambda a: (order.get(a, len(order)), a)):
         lines.append(_paint(area, "1", color))
         for r in areas[area]:
