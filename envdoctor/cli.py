@@ -115,12 +115,12 @@ def _exit_interrupted() -> NoReturn:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from envdoctor.commands.output import guarded_streams
+    from envdoctor.core.streams import guarded_streams
 
     signals.install_run()  # INT, TERM and HUP: stop the run, print the partial report, exit 130
     reaper.install()  # a daemon forked below envdoctor comes back to it, and goes at exit
     try:
-        with guarded_streams():  # closed, full or ASCII standard streams: see commands.output
+        with guarded_streams():  # closed, full or ASCII standard streams: see core.streams
             code = _run(argv)
     finally:
         reaper.reap()
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(argv: list[str] | None) -> int:
     """The command's exit code; every failure becomes one line on stderr and its code."""
-    from envdoctor.commands.output import StdoutError, emit, stdout_failed
+    from envdoctor.core.streams import StdoutError, emit, stdout_failed
 
     try:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
