@@ -76,7 +76,11 @@ def render_text(report: Report, *, verbose: bool = False, color: bool = False, s
     areas: dict[str, list] = {}
     for r in report.results:
         areas.setdefault(r.area, []).append(r)
-    lines = [f"envdoctor {report.tool_version} {dash} {terminal(report.platform.get('summary', ''))}".rstrip(f" {dash}"), *config_line(report), ""]
+    lines = [
+        f"envdoctor {report.tool_version} {dash} {terminal(report.platform.get('summary', ''))}".rstrip(f" {dash}"),
+        *config_line(report),
+        "",
+    ]
     for area in sorted(areas, key=lambda a: (order.get(a, len(order)), a)):
         lines.append(_paint(area, "1", color))
         for r in areas[area]:
