@@ -213,6 +213,7 @@ WRITERS = {
     "diff -o": lambda p: ("diff", *PAIR, "-o", p),
     "fleet -o": lambda p: ("fleet", *PAIR, "-o", p),
     "triage -o": lambda p: ("triage", str(PASTE), "-o", p),
+    "triage-event -o": lambda p: ("triage-event", str(REPO / "tests" / "fixtures" / "github_events" / "edited_nccl_shm.json"), "-o", p),
     "baseline": lambda p: ("baseline", p),
 }
 

@@ -63,7 +63,7 @@ _NO_PLUGINS_HELP = "Run the built-in checks alone: no installed plugin is loaded
     "--config",
     "config_file",
     type=click.Path(dir_okay=False),
-    help="Config file (default: envdoctor.toml or [tool.envdoctor] found upwards).",
+    help="Config file (default: the project's envdoctor.toml or [tool.envdoctor], found upwards).",
 )
 @click.option(
     "--python",
