@@ -15,7 +15,9 @@ from typing import Any
 from envdoctor.core.api import ACTIONS, Fix, Item, Status
 from envdoctor.core.exitcode import ExitCode
 
-SCHEMA_VERSION = "1.3"  # 1.1: results carry "fixes"; 1.2: "facts_compacted" (default reports keep facts short); 1.3: "action", options.config
+SCHEMA_VERSION = (
+    "1.3"  # 1.1: results carry "fixes"; 1.2: "facts_compacted" (default reports keep facts short); 1.3: "action", options.config
+)
 
 
 @dataclass(frozen=True)
