@@ -205,11 +205,13 @@ def test_a_missing_directory_is_said_so(tmp_path):
 PAIR = (str(REPORTS / "v1.0-cpu-box.json"), str(REPORTS / "v1.0-minimal.json"))
 PASTE = REPO / "tests" / "fixtures" / "triage" / "003-driver-too-old-11000-container-cu121.txt"
 QUICK = ("check", "--select", "system.python", "--no-color")
+OUT = "envdoctor.prom"  # the name --textfile DIR writes; any name for the others
 WRITERS = {
     "check --output": lambda p: (*QUICK, "--output", p),
     "check --json": lambda p: (*QUICK, "--json", p),
     "check --junit-xml": lambda p: (*QUICK, "--junit-xml", p),
     "check --markdown": lambda p: (*QUICK, "--markdown", p),
+    "check --textfile": lambda p: (*QUICK, "--textfile", os.path.dirname(p)),  # DIR/envdoctor.prom
     "diff -o": lambda p: ("diff", *PAIR, "-o", p),
     "fleet -o": lambda p: ("fleet", *PAIR, "-o", p),
     "triage -o": lambda p: ("triage", str(PASTE), "-o", p),
@@ -222,17 +224,17 @@ WRITERS = {
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_no_command_writes_through_a_strangers_link(tmp_path, writer):
     shared, victim = _shared(tmp_path), _strangers_file(tmp_path)
-    link = shared / "out"
+    link = shared / OUT
     _plant(link, victim)
     r = run_cli(*WRITERS[writer](str(link)), timeout=120)
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert r.returncode == 2 and len(lines) == 1 and "owned by uid 65534" in lines[0], (r.returncode, r.stderr)
-    assert victim.read_text() == "precious\n" and os.readlink(link) == str(victim) and _left(shared) == ["out"]
+    assert victim.read_text() == "precious\n" and os.readlink(link) == str(victim) and _left(shared) == [OUT]
 
 
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_no_command_writes_into_a_fifo(tmp_path, writer):
-    fifo = tmp_path / "out"
+    fifo = tmp_path / OUT
     os.mkfifo(fifo)
     r = run_cli(*WRITERS[writer](str(fifo)), timeout=120)  # the old writers waited for a reader
     assert r.returncode == 2 and "FIFO" in r.stderr and r.stderr.count("\n") == 1, r.stderr
@@ -244,12 +246,12 @@ def test_every_command_writes_through_the_users_own_link_and_keeps_the_mode(tmp_
     real = tmp_path / "real"
     real.write_text("old")
     real.chmod(0o600)
-    link = tmp_path / "out"
+    link = tmp_path / OUT
     link.symlink_to(real)
     r = run_cli(*WRITERS[writer](str(link)), timeout=240)
     assert r.returncode in (0, 1), r.stderr
     assert link.is_symlink() and real.read_text() != "old" and stat.S_IMODE(real.stat().st_mode) == 0o600
-    assert _left(tmp_path) == ["out", "real"]
+    assert _left(tmp_path) == sorted([OUT, "real"])
 
 
 def test_a_fifo_output_is_refused_before_the_run(tmp_path):
