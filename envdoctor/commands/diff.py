@@ -2,9 +2,11 @@
 
 For migrations ("we moved to the new image and compile is slower / triton broke"): the versions
 of the stack, every installed distribution (compiled ones flagged), the GPUs, measured numbers,
-and the checks whose verdict moved. Regressions (exit 1) are checks that got worse or no longer
-pass, components lost (a GPU, the driver, CUDA in torch, torch, Triton, torch_xla) and numbers
-past a threshold; each names the changed facts most likely responsible (``regressions.py``).
+and the checks whose verdict moved. Regressions (exit 1) are checks that fail in B and did not
+in A (by ``envdoctor check``'s own rule: fail and error, warn too under --strict) or no longer
+run, components lost (a GPU, the driver, CUDA in torch, torch, Triton, torch_xla) and numbers
+worse than the noise of a run explains; each names the changes on a path to it
+(``envdoctor.core.regressions``).
 The reports are read through the typed stack accessor, leniently, so a report from another
 schema version is compared on the fields both have.
 """
@@ -20,14 +22,25 @@ from typing import Any
 import click
 
 from envdoctor.commands.output import writable_target, write
-from envdoctor.commands.regressions import Metric, Regression, causes_for, compare_numbers, lost_components, lost_gpus
 from envdoctor.core.exitcode import ExitCode
-from envdoctor.core.report import SCHEMA_VERSION, ReportError, load_report  # noqa: F401 - commands import them from here
+from envdoctor.core.regressions import (
+    GPU_FACTS,
+    ROW_FACTS,
+    Changed,
+    Dependencies,
+    Metric,
+    Regression,
+    causes_for,
+    compare_numbers,
+    installed_dependencies,
+    lost_components,
+    lost_gpus,
+)
+from envdoctor.core.report import SCHEMA_VERSION, ReportError, failing, load_report  # noqa: F401 - commands import them from here
 from envdoctor.core.stack import ABSENT, UNKNOWN, Distribution, Stack, from_facts, missing_reason
 from envdoctor.reporters.escape import md_code, md_text, terminal
 
-DIFF_SCHEMA_VERSION = "1.1"
-SEVERITY = {"pass": 0, "skip": 0, "warn": 1, "fail": 2, "error": 3}
+DIFF_SCHEMA_VERSION = "1.2"  # 1.2: metrics say what was judged (source, cpu, judged)
 
 
 # ------------------------------------------------------------------ the diff
@@ -254,7 +267,9 @@ def _same_selection(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return all(oa.get(k) == ob.get(k) for k in ("profile", "select", "deselect"))
 
 
-def _compare_checks(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
+def _compare_checks(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any], strict: bool = False) -> None:
+    """A check regressed when it fails in B and did not in A, by the rule ``envdoctor check``
+    exits by (report.failing): pass -> skip or pass -> warn is a change, not a regression."""
     ra = {r["id"]: r for r in a.get("results", [])}
     rb = {r["id"]: r for r in b.get("results", [])}
     for cid, r in ra.items():
@@ -267,55 +282,63 @@ def _compare_checks(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any]) -> N
         if cid not in ra:
             diff.only_b.append(move)
             continue
-        sa, sb = SEVERITY.get(move.a, 0), SEVERITY.get(move.b, 0)
-        # A check that passed before and is skipped now lost what it needed (the GPU, torch).
-        if sb > sa or (move.a == "pass" and move.b == "skip"):
+        fa, fb = failing(move.a, strict), failing(move.b, strict)
+        if fb and not fa:
             diff.regressed.append(move)
-        elif sb < sa:
+        elif fa and not fb:
             diff.recovered.append(move)
         elif move.a != move.b:
             diff.changed.append(move)
 
 
-def _changed_facts(diff: Diff) -> dict[str, str]:
-    """fact -> "fact a → b": what the cause rules may blame."""
-    out = {c.name: f"{c.name} {_v(c.a)} → {_v(c.b)}" for c in diff.versions}
+def _changes(diff: Diff) -> list[Changed]:
+    """Every change that may cause a regression, in the order a migration note lists them."""
+    out = []
+    for c in diff.versions:
+        facts, package = ROW_FACTS.get(c.name, ((), ""))
+        out.append(Changed(f"{c.name} {_v(c.a)} → {_v(c.b)}", facts, package))
+    shown = {ROW_FACTS.get(c.name, ((), ""))[1] or c.name for c in diff.versions}  # torch, triton, numpy: in the rows
     for c in diff.dists_changed + diff.dists_added + diff.dists_removed:
-        out.setdefault(c.name.lower(), f"{c.name} {c.a or '(none)'} → {c.b or '(none)'}")
-    shown = {c.name for c in diff.versions}  # torch, triton, numpy: blamed by name already
-    compiled = [c for c in diff.dists_changed + diff.dists_added if c.compiled and _canon(c.name) not in shown]
-    if compiled:
-        out["compiled distributions"] = "compiled " + ", ".join(f"{c.name} {c.a or '(none)'} → {c.b}" for c in compiled[:4])
+        if _canon(c.name) not in shown:
+            text = f"{'compiled ' if c.compiled else ''}{c.name} {c.a or '(none)'} → {c.b or '(none)'}"
+            out.append(Changed(text, package=_canon(c.name), compiled=c.compiled))
     gpus = len(diff.gpus_added) + len(diff.gpus_removed) + len(diff.gpus_changed)
     if gpus:
-        out["GPUs"] = f"GPUs changed ({gpus} change{'s' if gpus != 1 else ''})"
+        out.append(Changed(f"GPUs changed ({gpus} change{'s' if gpus != 1 else ''})", GPU_FACTS))
+    out += [Changed(f"{c.name} {_short(c.a, 40)} → {_short(c.b, 40)}", ("env_vars",), direct_only=True) for c in diff.env_changed]
     return out
 
 
-def _collect_regressions(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any], sa: Stack, sb: Stack) -> None:
-    changed = _changed_facts(diff)
+def _collect_regressions(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any], sa: Stack, sb: Stack, deps: Dependencies) -> None:
+    changed = _changes(diff)
     found = [*lost_gpus(diff.gpus_removed), *lost_components(sa, sb)]
     for m in diff.regressed:
-        found.append(Regression("check", m.id, f"{m.id}: {m.a} → {m.b}: {m.message}", causes_for(m.id, changed)))
+        found.append(Regression("check", m.id, f"{m.id}: {m.a} → {m.b}: {m.message}", causes_for(m.id, changed, deps)))
     if _same_selection(a, b):
         for m in diff.only_a:
             if m.a == "pass":
-                found.append(
-                    Regression("check", m.id, f"{m.id} passed in {diff.a_name} and did not run in {diff.b_name}", causes_for(m.id, changed))
-                )
+                message = f"{m.id} passed in {diff.a_name} and did not run in {diff.b_name}"
+                found.append(Regression("check", m.id, message, causes_for(m.id, changed, deps)))
     elif any(m.a == "pass" for m in diff.only_a):
         diff.notes.append(
             "the runs selected different checks (profile/--select/--deselect): checks missing from one report are not regressions"
         )
     for m in diff.metrics:
         if m.regressed:
-            found.append(
-                Regression("perf", m.name, f"{m.name}: {_num(m.a)} → {_num(m.b)} {m.unit} ({m.change:+.0%})", causes_for(m.name, changed))
-            )
+            found.append(Regression("perf", m.name, metric_line(m), causes_for(m.source, changed, deps)))
     diff.regressions = found
 
 
-def compare(a: Mapping[str, Any], b: Mapping[str, Any], a_name: str = "A", b_name: str = "B") -> Diff:
+def compare(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    a_name: str = "A",
+    b_name: str = "B",
+    *,
+    strict: bool = False,
+    deps: Dependencies | None = None,
+) -> Diff:
+    """``deps``: what the checks are derived from (default: the installed checks')."""
     diff = Diff(a_name, b_name, _meta(a), _meta(b))
     _schema_notes(diff, a, b)
     sa, sb = from_facts(a.get("facts"), a.get("platform")), from_facts(b.get("facts"), b.get("platform"))
@@ -323,9 +346,9 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any], a_name: str = "A", b_nam
     _compare_gpus(diff, sa, sb)
     _compare_dists(diff, sa, sb)
     _compare_env(diff, a, b)
-    _compare_checks(diff, a, b)
+    _compare_checks(diff, a, b, strict)
     diff.metrics = compare_numbers(a, b)
-    _collect_regressions(diff, a, b, sa, sb)
+    _collect_regressions(diff, a, b, sa, sb, deps if deps is not None else installed_dependencies())
     return diff
 
 
@@ -334,6 +357,12 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any], a_name: str = "A", b_nam
 
 def _num(x: float) -> str:
     return f"{x:,.1f}" if x < 100 else f"{x:,.0f}"
+
+
+def metric_line(m: Metric) -> str:
+    """``smoke.compile module time: 8.6 → 34.3 s (+299%; CPU 7.9 → 8.1 s, +3%)``."""
+    cpu = f"; CPU {_num(m.cpu[0])} → {_num(m.cpu[1])} s, {m.judged:+.0%}" if m.cpu is not None else ""
+    return f"{m.name}: {_num(m.a)} → {_num(m.b)} {m.unit} ({m.change:+.0%}{cpu})"
 
 
 def _v(x: Any) -> str:
@@ -375,9 +404,10 @@ def render_text(diff: Diff) -> str:
         out += [f"  ~ {c.name}: {_v(c.a)} → {_v(c.b)}" for c in diff.gpus_changed]
         out.append("")
     out += _text_dists(diff)
-    if diff.metrics:
+    shown = [m for m in diff.metrics if m.shown]
+    if shown:
         out.append("Measured")
-        out += [f"  {'✗' if m.regressed else ' '} {m.name}: {_num(m.a)} → {_num(m.b)} {m.unit} ({m.change:+.0%})" for m in diff.metrics]
+        out += [f"  {'✗' if m.regressed else ' '} {metric_line(m)}" for m in shown]
         out.append("")
     if diff.recovered:
         out.append(f"Recovered ({len(diff.recovered)})")
@@ -479,11 +509,13 @@ def _md_dists_and_metrics(diff: Diff) -> list[str]:
         out += [f"<details><summary>{_md(dist_lines[0])}</summary>", ""]
         out += [f"- {_md(line.strip())}" for line in dist_lines[1:-1]]
         out += ["", "</details>", ""]
-    if diff.metrics:
-        out += ["#### Measured", "", "| metric | before | after | change |", "|---|---|---|---|"]
+    shown = [m for m in diff.metrics if m.shown]
+    if shown:
+        out += ["#### Measured", "", "| metric | before | after | change | judged |", "|---|---|---|---|---|"]
         out += [
-            f"| {'❌ ' if m.regressed else ''}{_md(m.name)} | {_num(m.a)} {m.unit} | {_num(m.b)} {m.unit} | {m.change:+.0%} |"
-            for m in diff.metrics
+            f"| {'❌ ' if m.regressed else ''}{_md(m.name)} | {_num(m.a)} {m.unit} | {_num(m.b)} {m.unit} | {m.change:+.0%} | "
+            f"{f'CPU {m.judged:+.0%}' if m.cpu else '-'} |"
+            for m in shown
         ]
         out.append("")
     return out
@@ -565,7 +597,8 @@ def render(diff: Diff, fmt: str) -> str:
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the comparison to FILE instead of stdout.")
 @click.option("--redact", is_flag=True, help="Hide host names, user names, home paths, IP addresses and GPU UUIDs/serials.")
-def diff_cmd(before, after, fmt, output, redact) -> None:
+@click.option("--strict", is_flag=True, help="A check that warns in B and did not in A is a regression too (as check --strict fails).")
+def diff_cmd(before, after, fmt, output, redact, strict) -> None:
     """What changed from report A to report B (versions, GPUs, check verdicts); exit 1 on a regression."""
     from envdoctor.core.redact import redact_data, scrub_data
 
@@ -579,7 +612,7 @@ def diff_cmd(before, after, fmt, output, redact) -> None:
     a, b = scrub_data(a), scrub_data(b)  # files from elsewhere (or older envdoctors) may hold secrets
     if redact:
         a, b = redact_data([a, b])
-    d = compare(a, b, os.path.basename(before), os.path.basename(after))
+    d = compare(a, b, os.path.basename(before), os.path.basename(after), strict=strict)
     text = render(d, fmt)
     if output:
         write(output, text)

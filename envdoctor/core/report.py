@@ -126,9 +126,22 @@ class Verdict(enum.Enum):
         return self.value
 
 
+FAILING = frozenset({Status.FAIL, Status.ERROR})  # a run with one of these is not healthy (exit 1)
+
+
+def failing(status: Status | str, strict: bool = False) -> bool:
+    """Whether a check's status makes the run fail: the rule of verdict() and exit_code(), which
+    ``envdoctor diff`` applies to each check ("warn" only under --strict)."""
+    try:
+        s = Status(status)
+    except (ValueError, TypeError):
+        return False
+    return s in FAILING or (strict and s is Status.WARN)
+
+
 def verdict(report: Report, strict: bool = False) -> Verdict:
     statuses = {r.status for r in report.results}
-    if statuses & {Status.FAIL, Status.ERROR}:
+    if statuses & FAILING:
         return Verdict.PROBLEMS
     if Status.WARN in statuses:
         return Verdict.WARNINGS if strict else Verdict.WARNINGS_ALLOWED
