@@ -97,7 +97,7 @@ def _node_status(statuses: Iterable[str]) -> str:
 
 def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
     """One node per report; a combined ``--distributed`` report gives one node per rank."""
-    from envdoctor.reporters.json import from_dict
+    from envdoctor.core.report import from_dict
 
     report = from_dict(dict(data))  # raises on a malformed report
     partial = "interrupted" if report.interrupted else "stopped at --timeout" if report.timed_out else ""
