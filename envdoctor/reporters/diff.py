@@ -1,12 +1,133 @@
-"""``envdoctor diff``'s renderers: one section model (``sections``), two skins (text and Markdown),
-and the JSON form (``Diff.to_dict``)."""
+"""``envdoctor diff``'s renderers: one section model (``sections``: what is shown, in which
+order, each row once) and two skins of it, text and Markdown; JSON is ``Diff.to_dict``."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from envdoctor.core.diff import Diff, DistChange, _canon, _num, _short, _v, metric_line
+
+
+@dataclass(frozen=True)
+class Row:
+    text: str  # the row as a line ("triton 3.6.0 → 3.5.0")
+    mark: str = ""  # "bad", "good", "add", "remove", "change", "none" (a blank mark) or "" (no mark)
+    cells: tuple[str, ...] = ()  # the same row as table cells (a section with columns)
+    subs: tuple[tuple[str, str], ...] = ()  # ("likely cause", ...), ("fix", ...): lines under the row
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    rows: tuple[Row, ...] = ()
+    columns: tuple[str, ...] = ()  # a table in Markdown
+    code: frozenset[int] = frozenset()  # the columns Markdown shows as code
+    folded: bool = False  # Markdown: inside <details>
+    foot: str = ""
+    plain: bool = False  # a line of its own, no heading
+
+
+def _regressions(diff: Diff) -> Section | None:
+    if not diff.regressions:
+        return None
+    hints = {m.id: m.hint for m in diff.regressed}
+    rows = []
+    for r in diff.regressions:
+        subs = [("likely cause", "; ".join(r.causes))] if r.causes else []
+        if hints.get(r.name) and r.kind == "check":
+            subs.append(("fix", hints[r.name]))
+        rows.append(Row(r.message, "bad", subs=tuple(subs)))
+    return Section(f"Regressions ({len(diff.regressions)})", tuple(rows))
+
+
+def _versions(diff: Diff) -> Section | None:
+    if not diff.versions:
+        return None
+    width = max(len(c.name) for c in diff.versions)
+    rows = tuple(Row(f"{c.name:<{width}}  {_v(c.a)} → {_v(c.b)}", cells=(c.name, _v(c.a), _v(c.b))) for c in diff.versions)
+    return Section("Versions", rows, ("component", "before", "after"), frozenset({1, 2}))
+
+
+def _gpus(diff: Diff) -> Section | None:
+    rows = [Row(f"removed {g['label']}", "remove") for g in diff.gpus_removed]
+    rows += [Row(f"added {g['label']}", "add") for g in diff.gpus_added]
+    rows += [Row(f"{c.name}: {_v(c.a)} → {_v(c.b)}", "change") for c in diff.gpus_changed]
+    return Section("GPUs", tuple(rows)) if rows else None
+
+
+def _dists(diff: Diff) -> Section | None:
+    marked = [("change", c) for c in diff.dists_changed] + [("add", c) for c in diff.dists_added]
+    marked += [("remove", c) for c in diff.dists_removed]
+    if not marked:
+        return None
+    title = f"Distributions ({len(diff.dists_changed)} changed, {len(diff.dists_added)} added, {len(diff.dists_removed)} removed)"
+    foot = _dists_compiled_note(diff) if any(c.compiled for _, c in marked) else ""
+    return Section(title, tuple(Row(_dist_line(c), mark) for mark, c in marked), folded=True, foot=foot)
+
+
+def _metrics(diff: Diff) -> Section | None:
+    shown = [m for m in diff.metrics if m.shown]
+    if not shown:
+        return None
+    rows = tuple(
+        Row(
+            metric_line(m),
+            "bad" if m.regressed else "none",
+            (m.name, f"{_num(m.a)} {m.unit}", f"{_num(m.b)} {m.unit}", f"{m.change:+.0%}", f"CPU {m.judged:+.0%}" if m.cpu else "-"),
+        )
+        for m in shown
+    )
+    return Section("Measured", rows, ("metric", "before", "after", "change", "judged"))
+
+
+def _checks(diff: Diff) -> list[Section | None]:
+    out: list[Section | None] = []
+    if diff.recovered:
+        rows = tuple(Row(f"{m.id}: {m.a} → {m.b}: {m.message}", "good") for m in diff.recovered)
+        out.append(Section(f"Recovered ({len(diff.recovered)})", rows))
+    columns, code = ("check", "before", "after", "message"), frozenset({0})
+    if diff.changed:
+        rows = tuple(Row(f"{m.id}: {m.a} → {m.b}: {m.message}", "change", (m.id, m.a, m.b, m.message)) for m in diff.changed)
+        out.append(Section("Other status changes", rows, columns, code, folded=True))
+    rows_one = [Row(f"{m.id} ({m.a}) only in {diff.a_name}", "remove", (m.id, m.a, "(absent)", "")) for m in diff.only_a]
+    rows_one += [Row(f"{m.id} ({m.b}) only in {diff.b_name}: {m.message}", "add", (m.id, "(absent)", m.b, m.message)) for m in diff.only_b]
+    if rows_one:
+        out.append(Section("Checks in one report only", tuple(rows_one), columns, code, folded=True))
+    return out
+
+
+def _env(diff: Diff) -> Section | None:
+    if not diff.env_changed:
+        return None
+    rows = tuple(Row(f"{c.name}: {_short(c.a)} → {_short(c.b)}", cells=(c.name, _short(c.a), _short(c.b))) for c in diff.env_changed)
+    return Section("Environment variables", rows, ("variable", "before", "after"), frozenset({0, 1, 2}), folded=True)
+
+
+def sections(diff: Diff) -> list[Section]:
+    """What a diff shows, in order: both skins render this list."""
+    found = [_regressions(diff), _versions(diff), _gpus(diff), _dists(diff), _metrics(diff), *_checks(diff), _env(diff)]
+    if diff.not_compared:
+        found.append(Section("Not compared: " + "; ".join(diff.not_compared), plain=True))
+    return [s for s in found if s is not None]
+
+
+# ------------------------------------------------------------------ the text skin
+
+TEXT_MARK = {"bad": "✗ ", "good": "✓ ", "add": "+ ", "remove": "- ", "change": "~ ", "none": "  ", "": ""}
+
+
+def _text_section(s: Section) -> list[str]:
+    if s.plain:
+        return [s.title, ""]
+    out = [s.title]
+    for r in s.rows:
+        out.append(f"  {TEXT_MARK[r.mark]}{r.text}")
+        out += [f"      {'→ ' if label == 'fix' else label + ': '}{text}" for label, text in r.subs]
+    if s.foot:
+        out.append(f"  {s.foot}")
+    return [*out, ""]
 
 
 def render_text(diff: Diff) -> str:
@@ -17,67 +138,13 @@ def render_text(diff: Diff) -> str:
             f"  {side}: {meta.get('started_at') or '?'}{host} (envdoctor {meta.get('tool_version') or '?'}, schema {meta['schema_version']})"
         )
     out.append("")
-    for n in diff.notes:
-        out.append(f"note: {n}")
-    if diff.notes:
-        out.append("")
+    out += [f"note: {n}" for n in diff.notes] + ([""] if diff.notes else [])
     if diff.identical:
-        out.append("no differences: same versions, GPUs and check results")
-        return "\n".join(out) + "\n"
-    if diff.regressions:
-        out += _text_regressions(diff)
-    if diff.versions:
-        out.append("Versions")
-        width = max(len(c.name) for c in diff.versions)
-        for c in diff.versions:
-            out.append(f"  {c.name:<{width}}  {_v(c.a)} → {_v(c.b)}")
-        out.append("")
-    if diff.gpus_added or diff.gpus_removed or diff.gpus_changed:
-        out.append("GPUs")
-        out += [f"  - removed {g['label']}" for g in diff.gpus_removed]
-        out += [f"  + added {g['label']}" for g in diff.gpus_added]
-        out += [f"  ~ {c.name}: {_v(c.a)} → {_v(c.b)}" for c in diff.gpus_changed]
-        out.append("")
-    out += _text_dists(diff)
-    shown = [m for m in diff.metrics if m.shown]
-    if shown:
-        out.append("Measured")
-        out += [f"  {'✗' if m.regressed else ' '} {metric_line(m)}" for m in shown]
-        out.append("")
-    if diff.recovered:
-        out.append(f"Recovered ({len(diff.recovered)})")
-        out += [f"  ✓ {m.id}: {m.a} → {m.b}: {m.message}" for m in diff.recovered]
-        out.append("")
-    if diff.changed:
-        out.append("Other status changes")
-        out += [f"  ~ {m.id}: {m.a} → {m.b}: {m.message}" for m in diff.changed]
-        out.append("")
-    if diff.only_a or diff.only_b:
-        out.append("Checks in one report only")
-        out += [f"  - {m.id} ({m.a}) only in {diff.a_name}" for m in diff.only_a]
-        out += [f"  + {m.id} ({m.b}) only in {diff.b_name}: {m.message}" for m in diff.only_b]
-        out.append("")
-    if diff.env_changed:
-        out.append("Environment variables")
-        out += [f"  {c.name}: {_short(c.a)} → {_short(c.b)}" for c in diff.env_changed]
-        out.append("")
-    if diff.not_compared:
-        out.append("Not compared: " + "; ".join(diff.not_compared))
-        out.append("")
+        return "\n".join([*out, "no differences: same versions, GPUs and check results"]) + "\n"
+    for s in sections(diff):
+        out += _text_section(s)
     out.append(summary(diff))
     return "\n".join(out) + "\n"
-
-
-def _text_regressions(diff: Diff) -> list[str]:
-    out = [f"Regressions ({len(diff.regressions)})"]
-    hints = {m.id: m.hint for m in diff.regressed}
-    for r in diff.regressions:
-        out.append(f"  ✗ {r.message}")
-        if r.causes:
-            out.append(f"      likely cause: {'; '.join(r.causes)}")
-        if hints.get(r.name) and r.kind == "check":
-            out.append(f"      → {hints[r.name]}")
-    return [*out, ""]
 
 
 def _dist_line(c: DistChange) -> str:
@@ -93,17 +160,6 @@ def _dists_compiled_note(diff: Diff) -> str:
         if by_name
         else "[compiled]: ships extension modules (.so): a changed torch or CUDA breaks their ABI: reinstall or rebuild them."
     )
-
-
-def _text_dists(diff: Diff) -> list[str]:
-    rows = [("~", c) for c in diff.dists_changed] + [("+", c) for c in diff.dists_added] + [("-", c) for c in diff.dists_removed]
-    if not rows:
-        return []
-    out = [f"Distributions ({len(diff.dists_changed)} changed, {len(diff.dists_added)} added, {len(diff.dists_removed)} removed)"]
-    out += [f"  {sign} {_dist_line(c)}" for sign, c in rows]
-    if any(c.compiled for _, c in rows):
-        out.append("  " + _dists_compiled_note(diff))
-    return [*out, ""]
 
 
 def summary(diff: Diff) -> str:
@@ -136,81 +192,43 @@ def _code(text: Any) -> str:
     return f"{ticks}{s}{ticks}" if ticks == "`" else f"{ticks} {s} {ticks}"
 
 
-def _md_dists_and_metrics(diff: Diff) -> list[str]:
-    out = []
-    dist_lines = _text_dists(diff)
-    if dist_lines:
-        out += [f"<details><summary>{_md(dist_lines[0])}</summary>", ""]
-        out += [f"- {_md(line.strip())}" for line in dist_lines[1:-1]]
-        out += ["", "</details>", ""]
-    shown = [m for m in diff.metrics if m.shown]
-    if shown:
-        out += ["#### Measured", "", "| metric | before | after | change | judged |", "|---|---|---|---|---|"]
-        out += [
-            f"| {'❌ ' if m.regressed else ''}{_md(m.name)} | {_num(m.a)} {m.unit} | {_num(m.b)} {m.unit} | {m.change:+.0%} | "
-            f"{f'CPU {m.judged:+.0%}' if m.cpu else '-'} |"
-            for m in shown
-        ]
-        out.append("")
-    return out
+# ------------------------------------------------------------------ the Markdown skin
+
+MD_MARK = {"bad": "❌ ", "good": "✅ "}
+
+
+def _md_cell(s: Section, i: int, value: str) -> str:
+    return _code(value) if i in s.code else _md(value)
+
+
+def _md_section(s: Section) -> list[str]:
+    if s.plain:
+        return [_md(s.title), ""]
+    out = [f"<details><summary>{_md(s.title)}</summary>", ""] if s.folded else [f"#### {_md(s.title)}", ""]
+    if s.columns:
+        out += ["| " + " | ".join(s.columns) + " |", "|" + "---|" * len(s.columns)]
+        for r in s.rows:
+            cells = [_md_cell(s, i, c) for i, c in enumerate(r.cells)]
+            cells[0] = MD_MARK.get(r.mark, "") + cells[0]
+            out.append("| " + " | ".join(cells) + " |")
+    else:
+        for r in s.rows:
+            out.append(f"- {MD_MARK.get(r.mark, '')}{_md(r.text)}")
+            out += [f"  - {label}: {_md(text)}" for label, text in r.subs]
+    if s.foot:
+        out += ["", _md(s.foot)]
+    return [*out, "", "</details>", ""] if s.folded else [*out, ""]
 
 
 def render_markdown(diff: Diff) -> str:
     out = [f"### envdoctor diff: {summary(diff)}", ""]
     out.append(f"`{_md(diff.a_name)}` ({_md(diff.a_meta.get('started_at'))}) → `{_md(diff.b_name)}` ({_md(diff.b_meta.get('started_at'))})")
     out.append("")
-    for n in diff.notes:
-        out.append(f"> **Note:** {_md(n)}")
-    if diff.notes:
-        out.append("")
+    out += [f"> **Note:** {_md(n)}" for n in diff.notes] + ([""] if diff.notes else [])
     if diff.identical:
-        out.append("No differences: same versions, GPUs and check results.")
-        return "\n".join(out) + "\n"
-    if diff.regressions:
-        out += ["#### Regressions", ""]
-        hints = {m.id: m.hint for m in diff.regressed}
-        for r in diff.regressions:
-            out.append(f"- ❌ {_md(r.message)}")
-            if r.causes:
-                out.append(f"  - likely cause: {_md('; '.join(r.causes))}")
-            if hints.get(r.name) and r.kind == "check":
-                out.append(f"  - fix: {_md(hints[r.name])}")
-        out.append("")
-    if diff.versions:
-        out += ["#### Versions", "", "| component | before | after |", "|---|---|---|"]
-        out += [f"| {_md(c.name)} | {_code(c.a)} | {_code(c.b)} |" for c in diff.versions]
-        out.append("")
-    if diff.gpus_added or diff.gpus_removed or diff.gpus_changed:
-        out += ["#### GPUs", ""]
-        out += [f"- removed {_md(g['label'])}" for g in diff.gpus_removed]
-        out += [f"- added {_md(g['label'])}" for g in diff.gpus_added]
-        out += [f"- {_md(c.name)}: {_code(c.a)} → {_code(c.b)}" for c in diff.gpus_changed]
-        out.append("")
-    out += _md_dists_and_metrics(diff)
-    if diff.recovered:
-        out += ["#### Recovered", ""]
-        out += [f"- ✅ `{m.id}` {m.a} → **{m.b}**: {_md(m.message)}" for m in diff.recovered]
-        out.append("")
-    rest = [f"| `{m.id}` | {m.a} | {m.b} | {_md(m.message)} |" for m in diff.changed]
-    rest += [f"| `{m.id}` | {m.a} | (absent) | |" for m in diff.only_a]
-    rest += [f"| `{m.id}` | (absent) | {m.b} | {_md(m.message)} |" for m in diff.only_b]
-    if rest:
-        out += [
-            "<details><summary>Other check changes</summary>",
-            "",
-            "| check | before | after | message |",
-            "|---|---|---|---|",
-            *rest,
-            "",
-            "</details>",
-            "",
-        ]
-    if diff.env_changed:
-        out += ["<details><summary>Environment variables</summary>", "", "| variable | before | after |", "|---|---|---|"]
-        out += [f"| `{c.name}` | {_code(_short(c.a))} | {_code(_short(c.b))} |" for c in diff.env_changed]
-        out += ["", "</details>", ""]
-    if diff.not_compared:
-        out += [f"Not compared: {_md('; '.join(diff.not_compared))}", ""]
+        return "\n".join([*out, "No differences: same versions, GPUs and check results."]) + "\n"
+    for s in sections(diff):
+        out += _md_section(s)
     return "\n".join(out) + "\n"
 
 
