@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from envdoctor.core.diff import Diff, DistChange, _canon, _num, _short, _v, metric_line
+from envdoctor.reporters.escape import md_code, md_text, terminal
 
 
 @dataclass(frozen=True)
@@ -182,14 +183,11 @@ def summary(diff: Diff) -> str:
 
 
 def _md(text: Any) -> str:
-    # Inline HTML is live in GitHub markdown: "<home>" would vanish as an unknown tag.
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def _code(text: Any) -> str:
-    s = _v(text).replace("\n", " ")
-    ticks = "``" if "`" in s else "`"
-    return f"{ticks}{s}{ticks}" if ticks == "`" else f"{ticks} {s} {ticks}"
+    return md_code(_v(text), table=True)
 
 
 # ------------------------------------------------------------------ the Markdown skin
@@ -222,7 +220,9 @@ def _md_section(s: Section) -> list[str]:
 
 def render_markdown(diff: Diff) -> str:
     out = [f"### envdoctor diff: {summary(diff)}", ""]
-    out.append(f"`{_md(diff.a_name)}` ({_md(diff.a_meta.get('started_at'))}) → `{_md(diff.b_name)}` ({_md(diff.b_meta.get('started_at'))})")
+    out.append(
+        f"{md_code(diff.a_name)} ({_md(diff.a_meta.get('started_at'))}) → {md_code(diff.b_name)} ({_md(diff.b_meta.get('started_at'))})"
+    )
     out.append("")
     out += [f"> **Note:** {_md(n)}" for n in diff.notes] + ([""] if diff.notes else [])
     if diff.identical:
@@ -237,4 +237,5 @@ def render_json(diff: Diff) -> str:
 
 
 def render(diff: Diff, fmt: str) -> str:
-    return {"text": render_text, "json": render_json, "markdown": render_markdown}[fmt](diff)
+    out = {"text": render_text, "json": render_json, "markdown": render_markdown}[fmt](diff)
+    return terminal(out) if fmt == "text" else out  # reports from elsewhere are shown inert
