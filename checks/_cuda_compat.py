@@ -213,6 +213,13 @@ def cc_tuple(cc: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def fabric_possible(gpus, nvswitches=None) -> bool:
+    """Whether these GPUs may sit on an NVSwitch fabric whose state nvidia-smi reports (NVSwitch
+    bridges on the PCI bus, or four or more GPUs of compute capability 9.0 or newer: HGX/DGX)."""
+    hopper_plus = [g for g in gpus or () if isinstance(g, dict) and (cc_tuple(g.get("cc")) or (0, 0)) >= (9, 0)]
+    return bool(nvswitches) or len(hopper_plus) >= 4
+
+
 def sass_runs_on(flag: ArchFlag, cc: tuple[int, int]) -> bool:
     code = flag.cc
     if code == cc or RENAMED.get(code) == cc:

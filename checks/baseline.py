@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, skip, worst
+from envdoctor import Fix, Item, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, worst
 from envdoctor_checks.packages import canonical, dist_path
 
 # The distributions whose files are digested: the ones a stray install breaks silently.
@@ -119,14 +119,15 @@ def lock(options) -> dict:
 # ---- judging -------------------------------------------------------------------------------
 
 
-def restore_command(name: str, version: str) -> str:
-    """The pip command that puts ``name`` back at ``version`` (a CUDA/ROCm/CPU local tag of torch
-    comes from PyTorch's own index)."""
+def restore_fix(python_info, name: str, version: str, *flags: str) -> Fix:
+    """``<python> -m pip install`` that puts ``name`` back at ``version``, with the examined
+    interpreter. A local version (``+cu130``, ``+rocm6.4``, ``+cpu``, ``+xpu``) is on PyTorch's
+    index only (PyPI cannot install it), so that one command uses that index."""
     local = version.partition("+")[2]
-    index = ""
+    index: tuple[str, ...] = ()
     if local and re.fullmatch(r"cu\d+|rocm[\d.]+|cpu|xpu", local):
-        index = f" --index-url https://download.pytorch.org/whl/{local}"
-    return f"pip install --no-deps '{name}=={version}'{index}"
+        index = ("--index-url", f"https://download.pytorch.org/whl/{local}")
+    return pip_fix(python_info, "install", "--no-deps", *flags, f"{name}=={version}", *index)
 
 
 def compare_versions(expected: Mapping[str, str], have: Mapping[str, Mapping], *, guarded_only_extra: bool) -> list[Item]:
@@ -145,38 +146,42 @@ def compare_versions(expected: Mapping[str, str], have: Mapping[str, Mapping], *
     return items
 
 
-def _drift_result(items: list[Item], expected: Mapping[str, str], what: str, total: int):
+def _drift_result(items: list[Item], expected: Mapping[str, str], what: str, total: int, python_info=None):
     if not items:
         return ok(f"all {total} distributions at the versions {what} records")
     names = [i.name for i in items]
-    fixes = [restore_command(n, expected[n]) for n in names if n in expected][:MAX_NAMED]
+    fixes = [restore_fix(python_info, n, expected[n]) for n in names if n in expected][:MAX_NAMED]
     added = [n for n in names if n not in expected]
-    hint = "; ".join(fixes) if fixes else ""
     if added:
-        hint = (hint + "; " if hint else "") + f"pip uninstall {' '.join(added[:MAX_NAMED])}"
+        fixes.append(pip_fix(python_info, "uninstall", "-y", *added[:MAX_NAMED]))
     shown = ", ".join(i.message for i in items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+    hint = "; ".join(f.command for f in fixes)
     return fail(
-        f"{len(items)} distribution(s) differ from {what}: {shown}", f"Restore them: {hint}", items=items, action="reinstall-package"
+        f"{len(items)} distribution(s) differ from {what}: {shown}",
+        f"Restore them: {hint}",
+        items=items,
+        fixes=fixes,
+        action="reinstall-package",
     )
 
 
 @check("baseline.distributions", tags=("baseline", "build"))
-def distributions(baseline, dists):
+def distributions(baseline, dists, python_info=None):
     """Every distribution is at the version the baseline recorded (nothing added to torch/Triton/nvidia-*)"""
     recorded = baseline["facts"].get("dists")
     if not isinstance(recorded, dict):
         return skip("the baseline has no distribution list")
     expected = {k: str(v.get("version")) for k, v in recorded.items() if isinstance(v, dict)}
     items = compare_versions(expected, dists, guarded_only_extra=True)
-    return _drift_result(items, expected, "the baseline", len(expected))
+    return _drift_result(items, expected, "the baseline", len(expected), python_info)
 
 
 @check("baseline.lock", tags=("baseline", "build"))
-def lock_pins(lock, dists):
+def lock_pins(lock, dists, python_info=None):
     """Every distribution pinned by the lock file is installed at its pinned version"""
     pins = lock["pins"]
     items = [i for i in compare_versions(pins, dists, guarded_only_extra=True) if i.name in pins]
-    return _drift_result(items, pins, lock["path"], len(pins))
+    return _drift_result(items, pins, lock["path"], len(pins), python_info)
 
 
 def _hash_file(path: str) -> str:
@@ -215,7 +220,7 @@ def _dist_named(key: str, interpreter=None) -> md.Distribution | None:
 
 
 @check("baseline.files", tags=("baseline", "build"))
-def files(baseline, dist_files, interpreter=None):
+def files(baseline, dist_files, interpreter=None, python_info=None):
     """The files of torch, Triton and the nvidia-* packages are the ones installed at build time"""
     recorded = baseline["facts"].get("dist_files")
     if not isinstance(recorded, dict):
@@ -234,11 +239,12 @@ def files(baseline, dist_files, interpreter=None):
         return ok(
             f"files of {len(recorded)} distribution(s) as installed ({sum(int(v.get('files') or 0) for v in recorded.values())} files)"
         )
-    names = " ".join(f"'{i.name}=={recorded[i.name]['version']}'" for i in items)
+    fixes = [restore_fix(python_info, i.name, str(recorded[i.name]["version"]), "--force-reinstall") for i in items[:MAX_NAMED]]
     return fail(
         f"files were modified after the build in {', '.join(i.name for i in items)}: {items[0].message}",
-        f"Reinstall them: pip install --no-deps --force-reinstall {names}",
+        f"Reinstall them: {'; '.join(f.command for f in fixes)}",
         items=items,
+        fixes=fixes,
         action="reinstall-package",
     )
 

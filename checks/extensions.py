@@ -248,7 +248,7 @@ def _judge(key: str, d: dict, ext: dict | None, load: dict | None, tv: str) -> t
     )
 
 
-@check("torch.extension_abi", tags=("build",), sources=("live", "pasted"))
+@check("torch.extension_abi", tags=("build",), sources=("live", "pasted"), blame=("compiled",))
 def extension_abi(dists, torch_build=None, torch_extensions=None, extension_loads=None):
     """Compiled torch extensions load with the installed torch"""
     # B14: after a torch change: "flash_attn_2_cuda...so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocation...".

@@ -320,8 +320,7 @@ def fabric_state(env, gpus, pci_nvswitches=None) -> dict[str, dict]:
     """NVLink fabric state per GPU, on NVSwitch systems only. Read through ``nvidia-smi -q`` in a
     child process: an in-process nvmlDeviceGetGpuFabricInfoV call crashed the interpreter
     (SIGSEGV) on the H200 test machine, and the doctor must never die."""
-    hopper_plus = [g for g in gpus if (compat.cc_tuple(g.get("cc")) or (0, 0)) >= (9, 0)]
-    if not pci_nvswitches and len(hopper_plus) < 4:
+    if not compat.fabric_possible(gpus, pci_nvswitches):
         raise Unavailable("no NVSwitch fabric on this machine (not an HGX/DGX NVSwitch system)")
     exe = shutil.which("nvidia-smi", path=env.get("PATH", os.defpath))
     if not exe:

@@ -66,6 +66,19 @@ def pasted_visible_gpus(pasted) -> list:
     return _with_cc(_get(pasted, "visible_gpus"))
 
 
+@fact("fabric_state", source="pasted")
+def pasted_fabric_state(pasted) -> dict:
+    """The Fabric sections of a pasted ``nvidia-smi -q``; none to ask for when the pasted GPUs
+    cannot be on an NVSwitch fabric (the gate of the live fact), so an answer about a GTX 1050
+    does not ask for it."""
+    if pasted.get("fabric_state") is not None:
+        return copy.deepcopy(pasted["fabric_state"])
+    gpus = pasted.get("gpus")
+    if isinstance(gpus, list) and not compat.fabric_possible(_with_cc(copy.deepcopy(gpus))):
+        return {}
+    raise Unavailable("not in the paste (ask for the output of `nvidia-smi -q` (its Fabric section))")
+
+
 @fact("torch_runtime", source="pasted")
 def pasted_torch_runtime(pasted) -> dict:
     """torch's arch list from the release table when the paste does not show it. The device

@@ -194,13 +194,13 @@ def _summary(details: dict, metrics: list[tuple[str, str]]) -> str:
     return text
 
 
-@check("perf.matmul", tags=("perf", "gpu"))
+@check("perf.matmul", tags=("perf", "gpu"), blame=("gpus", "driver"))
 def matmul_throughput(matmul_perf):
     """Dense matmul throughput (bf16, fp16, TF32) of each GPU meets its datasheet figure"""
     return _judge(matmul_perf, [(m, "matmul") for m in MATMUL_DTYPES])
 
 
-@check("perf.memory_bandwidth", tags=("perf", "gpu"))
+@check("perf.memory_bandwidth", tags=("perf", "gpu"), blame=("gpus", "driver"))
 def memory_bandwidth(bandwidth_perf):
     """Device-to-device memory bandwidth of each GPU meets its datasheet figure"""
     return _judge(bandwidth_perf, [("copy", "bandwidth")])

@@ -18,6 +18,13 @@ _S = Signature
 # A .so path's package: ".../site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so" -> "flash_attn_2_cuda".
 _SO = r"(?:[\w./\\-]*[/\\])?(?P<module>[A-Za-z_][\w]*?)(?:\.cpython-\w+|\.abi3)?(?:-[\w]+-linux-gnu)?\.(?:so|pyd)"
 
+# Prints torch's own requirement on Triton ("triton==3.6.0"; nightlies: "pytorch-triton==…"),
+# from its metadata: `pip show` lists requirements without their versions.
+TRITON_PIN = (
+    "import importlib.metadata as m; "
+    "print(next(r.split(';')[0].strip() for r in m.requires('torch') or [] if r.startswith(('triton', 'pytorch-triton'))))"
+)
+
 SIGNATURES: tuple[Signature, ...] = (
     # --- torch <-> Triton ------------------------------------------------------------------
     _S(
@@ -26,8 +33,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "the installed Triton is not the one this torch was built for (torch imports {name} from {mod}, which that Triton lacks)",
         "triton_torch_mismatch",
         "triton.torch_pin",
-        "Install the Triton that torch pins: pip install \"triton==$(pip show torch | sed -n 's/^Requires: .*//p')\" — "
-        "`pip show torch` / `pip check` name the pin; or reinstall torch and Triton together",
+        "Install the Triton that torch pins: "
+        f'python -m pip install "$(python -c "{TRITON_PIN}")" — `pip check` names the pin too; or reinstall torch and Triton together',
         ask="the output of `pip list | grep -i -E 'torch|triton'` (or `envdoctor check`)",
     ),
     _S(

@@ -365,7 +365,7 @@ def judge_matmul(value: dict, visible_gpus) -> Result:
 # --- Triton ---------------------------------------------------------------------------------
 
 
-@check("smoke.triton", tags=("smoke", "gpu"))
+@check("smoke.triton", tags=("smoke", "gpu"), blame=("triton", "pytorch-triton"))
 def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None, gpu_health=None):
     """A Triton vector-add kernel from a file compiles, launches and computes x + y exactly"""
     if not any(k in dists for k in TRITON_DISTS):
@@ -456,7 +456,7 @@ def driver_hung(nvidia_query) -> str:
     return next(iter(hung.values()), "") if hung else ""
 
 
-@check("smoke.compile", tags=("smoke", "build"))
+@check("smoke.compile", tags=("smoke", "build"), blame=("triton", "pytorch-triton"))  # Inductor's GPU backend
 def compile_smoke(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None, nvidia_query=None):
     """torch.compile (Inductor) of a function and a small conv net matches eager, without graph breaks"""
     off = compile_switched_off(env)

@@ -210,7 +210,7 @@ def libgomp(torch_build, env, ldconfig=None, os_release=None, interpreter=None):
     )
 
 
-@check("toolchain.ninja", tags=("build",))
+@check("toolchain.ninja", tags=("build",), blame=("ninja",))
 def ninja(env, dists):
     """ninja, used by torch.utils.cpp_extension to build extensions"""
     path = shutil.which("ninja", path=env.get("PATH", ""))

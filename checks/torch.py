@@ -21,6 +21,7 @@ from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, executable, package_dir, search_path
 
 compat = lazy("envdoctor_checks._cuda_compat")
+rd = lazy("envdoctor_checks._release_data")
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -338,13 +339,15 @@ def _gpus_for_arch(visible_gpus, gpus, torch_runtime) -> list[dict]:
 
 
 @check("torch.arch_support", tags=("gpu",), sources=("live", "pasted"))
-def arch_support(torch_build, torch_runtime, gpus, visible_gpus=None):
+def arch_support(torch_build, gpus, torch_runtime=None, visible_gpus=None):
     """torch has kernels for each GPU's compute capability"""
     # B3: "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the
     # current PyTorch installation" then "no kernel image is available for execution on the device".
     _cuda_build(torch_build)
-    rt = _runtime(torch_runtime)
-    flags = rt.get("arch_list") or []
+    # Without the imported torch's own list (a paste of `pip list` and `nvidia-smi`), the
+    # release table's list for this build: a GTX 1080 under a cu128 build is judged, not asked about.
+    rt = _runtime(torch_runtime) if torch_runtime else {}  # an optional fact not there is a falsy Missing
+    flags = rt.get("arch_list") or list(rd.arch_flags(torch_build.get("version"), torch_build.get("cuda")) or ())
     if not flags:
         return skip("torch reports no CUDA arch list")
     items = []
@@ -733,7 +736,7 @@ def bytecode(torch_spec, env, interpreter=None):
     )
 
 
-@check("torch.numpy_abi", tags=("build",), sources=("live", "pasted"))
+@check("torch.numpy_abi", tags=("build",), sources=("live", "pasted"), blame=("numpy", "torch"))
 def numpy_abi(dists, python_info=None):
     """NumPy's major version suits torch and the installed packages"""
     # B10: "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash."

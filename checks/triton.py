@@ -282,7 +282,7 @@ def torch_pin(dists, torch_build=None, triton_pkg=None, python_info=None):
     return ok(f"{dist['name']} {dist['version']} satisfies torch's pin {pin}", details=details)
 
 
-@check("triton.single_dist", tags=("build",), sources=("live", "pasted"))
+@check("triton.single_dist", tags=("build",), sources=("live", "pasted"), blame=("triton", "pytorch-triton"))
 def single_dist(dists, python_info=None):
     """Only one distribution provides the triton package"""
     present = installed_tritons(dists)

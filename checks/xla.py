@@ -124,7 +124,7 @@ def libtpu_requirement(torch_xla: Mapping) -> Requirement | None:
     return None
 
 
-@check("xla.libtpu", tags=("build",))
+@check("xla.libtpu", tags=("build",), blame=("libtpu",))
 def libtpu(torch_xla, dists, tpu, env):
     """libtpu is installed as torch_xla[tpu] pins it (TPU hosts)"""
     if env.get("TPU_LIBRARY_PATH") and not os.path.isfile(env["TPU_LIBRARY_PATH"]):
@@ -148,7 +148,7 @@ def libtpu(torch_xla, dists, tpu, env):
     return ok(f"{installed['name']} {installed['version']}" + (f" (pinned {pin})" if req else ""))
 
 
-@check("xla.pjrt_device", tags=("build",))
+@check("xla.pjrt_device", tags=("build",), blame=("libtpu",))
 def pjrt_device(torch_xla, tpu, env, dists):
     """PJRT_DEVICE selects the intended accelerator"""
     value = env.get("PJRT_DEVICE")

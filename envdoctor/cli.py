@@ -78,9 +78,9 @@ class LazyGroup(click.Group):
         rows = [(n, self.commands.get(n) or click.Command(n, help=COMMANDS[n][2])) for n in self.list_commands(ctx)]
         rows = [(n, c) for n, c in rows if not c.hidden]
         if rows:
-            limit = formatter.width - 6 - max(len(n) for n, _ in rows)
+            # The whole first paragraph, wrapped: click's short help cuts it mid-sentence at ~45 characters.
             with formatter.section("Commands"):
-                formatter.write_dl([(n, c.get_short_help_str(limit)) for n, c in rows])
+                formatter.write_dl([(n, " ".join((c.help or "").split("\n\n")[0].split())) for n, c in rows])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -142,7 +142,7 @@ def render_table(rows: Sequence[Row], cfg: Config, device_name: str, torch_versi
             continue
         comp = "-" if r.mode == "eager" else f"{r.first_step_s:.1f} s"
         s = speedup(r, eager)
-        vs = "-" if r.mode == "eager" or s is None else f"{s[0] * 100:+.0f} %".replace("-", "\N{MINUS SIGN}")
+        vs = "-" if r.mode == "eager" or s is None else f"{s[0] * 100:+.0f} %"  # ASCII signs, as in the warnings
         fac = "-" if s is None else f"{s[1]:.2f}x"
         gb = "-" if r.mode == "eager" or r.graph_breaks is None else str(r.graph_breaks)
         lines.append(f"{r.mode:<27}{comp:>19}{r.step_ms:>10.2f}{vs:>10}{fac:>10}{gb:>14}")

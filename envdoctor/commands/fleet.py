@@ -11,74 +11,21 @@ reports are listed as such; they never stop the summary.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import click
 
 from envdoctor.commands.output import writable_target, write
+from envdoctor.core.fleet import BAD, SHOWN, FactRow, Fleet, Node, Unreadable, compare, node_status  # noqa: F401 - the model, as before
 from envdoctor.core.redact import scrubber
 from envdoctor.core.report import ReportError, load_report
 from envdoctor.core.stack import FLEET_FACTS, extract_facts
 from envdoctor.reporters.escape import terminal
-
-BAD = ("fail", "error")
-SHOWN = ("fail", "error", "warn")
-
-
-@dataclass(slots=True)  # thousands of nodes: no per-node __dict__
-class Node:
-    name: str
-    source: str
-    status: str  # "ok" | "fail" | "warn"
-    checks: dict[str, str] = field(default_factory=dict)  # check id -> status, for fail/error/warn
-    messages: dict[str, str] = field(default_factory=dict)
-    facts: dict[str, str] = field(default_factory=dict)
-    partial: str = ""  # why the report is incomplete, if it is
-
-
-@dataclass
-class Unreadable:
-    source: str
-    reason: str
-
-
-@dataclass
-class FactRow:
-    fact: str
-    majority: str | None  # None: no majority (a tie)
-    agreeing: int
-    known: int
-    differing: dict[str, str]  # node -> value
-    unknown: list[str]
-
-
-@dataclass
-class Fleet:
-    nodes: list[Node]
-    unreadable: list[Unreadable]
-    facts: list[FactRow]
-
-    @property
-    def failing(self) -> list[Node]:
-        return [n for n in self.nodes if n.status == "fail"]
-
-    @property
-    def deviating(self) -> list[str]:
-        return sorted({name for row in self.facts for name in row.differing})
-
-    @property
-    def partial(self) -> list[Node]:
-        return [n for n in self.nodes if n.partial]
-
-    def healthy(self, strict: bool = False) -> bool:
-        warned = strict and any(n.status == "warn" for n in self.nodes)
-        return not (self.failing or self.deviating or self.unreadable or self.partial or warned) and bool(self.nodes)
+from envdoctor.reporters.fleet import render_json, render_text, to_dict  # noqa: F401 - the renderers, as before
 
 
 def _expand(files: Iterable[str]) -> list[str]:
@@ -91,14 +38,9 @@ def _expand(files: Iterable[str]) -> list[str]:
     return out
 
 
-def _node_status(statuses: Iterable[str]) -> str:
-    s = set(statuses)
-    return "fail" if s & set(BAD) else "warn" if "warn" in s else "ok"
-
-
 def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
     """One node per report; a combined ``--distributed`` report gives one node per rank."""
-    from envdoctor.reporters.json import from_dict
+    from envdoctor.core.report import from_dict
 
     report = from_dict(dict(data))  # raises on a malformed report
     partial = "interrupted" if report.interrupted else "stopped at --timeout" if report.timed_out else ""
@@ -112,7 +54,7 @@ def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
             messages = {f["id"]: f.get("message", "") for f in r.get("failing") or ()}
             state = r.get("state")
             why = "" if state == "reported" else f"rank sent no report ({r.get('note') or state})"
-            status = "fail" if why else _node_status(failing.values())
+            status = "fail" if why else node_status(failing.values())
             nodes.append(
                 Node(f"{r.get('host') or '?'}/rank{r.get('rank')}", source, status, failing, messages, dict(r.get("fleet") or {}), why)
             )
@@ -120,7 +62,7 @@ def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
     checks = {r.id: r.status.value for r in report.results if r.status.value in SHOWN}
     messages = {r.id: r.message for r in report.results if r.status.value in SHOWN}
     facts = extract_facts(report.facts, report.platform)
-    return [Node(host, source, _node_status(checks.values()), checks, messages, facts, partial)]
+    return [Node(host, source, node_status(checks.values()), checks, messages, facts, partial)]
 
 
 def _scrub_nodes(nodes: Sequence[Node], scrub: Any, shared: dict[tuple, dict[str, str]]) -> list[Node]:
@@ -172,120 +114,9 @@ def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:
     return nodes, bad
 
 
-def compare(nodes: Sequence[Node]) -> list[FactRow]:
-    rows = []
-    for key in FLEET_FACTS:
-        values = {n.name: n.facts[key] for n in nodes if key in n.facts}
-        if not values:
-            continue
-        ranked = Counter(values.values()).most_common()
-        tie = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
-        majority = None if tie else ranked[0][0]
-        differing = {name: v for name, v in values.items() if v != majority}
-        unknown = [n.name for n in nodes if key not in n.facts]
-        rows.append(FactRow(key, majority, ranked[0][1] if not tie else 0, len(values), differing, unknown))
-    return rows
-
-
 def summarize(files: Sequence[str]) -> Fleet:
     nodes, bad = load(files)
     return Fleet(nodes, bad, compare([n for n in nodes if n.facts]))
-
-
-# -- rendering ---------------------------------------------------------------------------------
-
-CELL = {"fail": "FAIL", "error": "ERR", "warn": "warn"}
-
-
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-
-
-def render_text(fleet: Fleet, strict: bool = False) -> str:
-    lines = [f"envdoctor fleet: {len(fleet.nodes)} node(s) from {len({n.source for n in fleet.nodes})} report(s)"]
-    if fleet.unreadable:
-        lines[0] += f", {len(fleet.unreadable)} unreadable"
-    lines.append("")
-    ids = sorted({cid for n in fleet.nodes for cid in n.checks})
-    if fleet.nodes:
-        lines.append("Nodes × failing checks" + ("" if ids else " (none)"))
-        head = ["node", "status", *[f"[{i + 1}]" for i in range(len(ids))]]
-        body = [
-            [n.name, n.status.upper() if n.status != "ok" else "ok", *[CELL.get(n.checks.get(c, ""), ".") for c in ids]]
-            for n in fleet.nodes
-        ]
-        lines += ["  " + line for line in _table([head, *body])]
-        for i, cid in enumerate(ids):
-            lines.append(f"  [{i + 1}] {cid}")
-        lines.append("")
-    if fleet.facts:
-        lines.append("Facts that should agree")
-        rows = [["fact", "majority", "nodes", "differing"]]
-        for row in fleet.facts:
-            major = row.majority if row.majority is not None else "(no majority)"
-            diff = ", ".join(f"{n}: {v}" for n, v in sorted(row.differing.items())) or "-"
-            rows.append([row.fact, major, f"{row.agreeing}/{row.known}", diff])
-        lines += ["  " + line for line in _table(rows)]
-        lines.append("")
-    if fleet.unreadable or fleet.partial:
-        lines.append("Unreadable or partial reports")
-        for u in fleet.unreadable:
-            lines.append(f"  {u.source}: {u.reason}")
-        for n in fleet.partial:
-            lines.append(f"  {n.source} ({n.name}): partial: {n.partial}")
-        lines.append("")
-    problems = []
-    if fleet.failing:
-        problems.append(f"{len(fleet.failing)} node(s) failing: {', '.join(n.name for n in fleet.failing)}")
-    if fleet.deviating:
-        problems.append(f"{len(fleet.deviating)} node(s) deviating: {', '.join(fleet.deviating)}")
-    if fleet.unreadable:
-        problems.append(f"{len(fleet.unreadable)} unreadable report(s)")
-    if fleet.partial:
-        problems.append(f"{len(fleet.partial)} partial report(s)")
-    if not fleet.nodes:
-        problems.append("no readable report")
-    if strict and any(n.status == "warn" for n in fleet.nodes):
-        problems.append("warnings (--strict)")
-    lines.append(("PROBLEMS FOUND: " + "; ".join(problems)) if problems else f"HEALTHY: {len(fleet.nodes)} node(s) pass and agree")
-    return "\n".join(lines) + "\n"
-
-
-def to_dict(fleet: Fleet, strict: bool = False) -> dict[str, Any]:
-    return {
-        "healthy": fleet.healthy(strict),
-        "nodes": [
-            {
-                "name": n.name,
-                "source": n.source,
-                "status": n.status,
-                "checks": n.checks,
-                "messages": n.messages,
-                "facts": n.facts,
-                "partial": n.partial,
-            }
-            for n in fleet.nodes
-        ],
-        "facts": [
-            {
-                "fact": r.fact,
-                "majority": r.majority,
-                "agreeing": r.agreeing,
-                "known": r.known,
-                "differing": r.differing,
-                "unknown": r.unknown,
-            }
-            for r in fleet.facts
-        ],
-        "unreadable": [{"source": u.source, "reason": u.reason} for u in fleet.unreadable],
-        "failing": [n.name for n in fleet.failing],
-        "deviating": fleet.deviating,
-    }
-
-
-def render_json(fleet: Fleet, strict: bool = False) -> str:
-    return json.dumps(to_dict(fleet, strict), indent=2) + "\n"
 
 
 @click.command("fleet")

@@ -249,6 +249,7 @@ class CheckSpec:
     timeout: float | None = None
     source: str = "built-in"
     sources: tuple[str, ...] = ("live",)  # the fact sources it can judge (triage runs only those with "pasted")
+    blame: tuple[str, ...] = ()  # distributions and facts, beyond its parameters, that can move its verdict (diff's causes)
 
     @property
     def area(self) -> str:
@@ -272,7 +273,7 @@ CHECK_SOURCES = ("live", "pasted")
 
 
 def check(
-    id: str, *, tags: Sequence[str] = (), timeout: float | None = None, sources: Sequence[str] = ("live",)
+    id: str, *, tags: Sequence[str] = (), timeout: float | None = None, sources: Sequence[str] = ("live",), blame: Sequence[str] = ()
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a check. Its docstring's first line is its title.
 
@@ -285,6 +286,13 @@ def check(
     ``pasted`` run on a paste; every other check is reported there as "cannot be judged from
     this paste" with what to ask for. Add ``pasted`` only when the check judges nothing a
     paste cannot show (no file on disk, no process, no environment variable of the examiner).
+
+    ``blame`` names what else can move this check's verdict: distributions (``"triton"``,
+    ``"numpy"``; ``"compiled"`` for any that ships extension modules) and facts it does not take
+    (a perf check measures whatever ``gpus`` are there). ``envdoctor diff`` names a change as a
+    regression's likely cause only along a path: a fact the check takes or blames, directly or
+    through the facts those are derived from, or a distribution it blames. A parameter such as
+    ``dists`` holds every distribution, so it alone blames none of them.
     """
     if not id or " " in id or "." not in id:
         raise ValueError(f"check id must be dotted, like 'area.name': {id!r}")
@@ -295,7 +303,7 @@ def check(
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         doc = (func.__doc__ or "").strip().splitlines()
         title = doc[0].strip() if doc else id
-        setattr(func, CHECK_ATTR, CheckSpec(id, func, title, tuple(tags), _params(func), timeout, sources=srcs))
+        setattr(func, CHECK_ATTR, CheckSpec(id, func, title, tuple(tags), _params(func), timeout, sources=srcs, blame=tuple(blame)))
         return func
 
     return deco

@@ -1,4 +1,6 @@
-"""The report: what a run produced. Reporters are pure functions of it."""
+"""The report: what a run produced, its verdict and exit code, and its JSON form (to_dict,
+from_dict: the distributed mode and fleet read and write reports without a reporter).
+Reporters are pure functions of it."""
 
 from __future__ import annotations
 
@@ -128,9 +130,22 @@ class Verdict(enum.Enum):
         return self.value
 
 
+FAILING = frozenset({Status.FAIL, Status.ERROR})  # a run with one of these is not healthy (exit 1)
+
+
+def failing(status: Status | str, strict: bool = False) -> bool:
+    """Whether a check's status makes the run fail: the rule of verdict() and exit_code(), which
+    ``envdoctor diff`` applies to each check ("warn" only under --strict)."""
+    try:
+        s = Status(status)
+    except (ValueError, TypeError):
+        return False
+    return s in FAILING or (strict and s is Status.WARN)
+
+
 def verdict(report: Report, strict: bool = False) -> Verdict:
     statuses = {r.status for r in report.results}
-    if statuses & {Status.FAIL, Status.ERROR}:
+    if statuses & FAILING:
         return Verdict.PROBLEMS
     if Status.WARN in statuses:
         return Verdict.WARNINGS if strict else Verdict.WARNINGS_ALLOWED
@@ -276,3 +291,100 @@ def _not_a_report(d: Any) -> str:
         if k in d and not isinstance(d[k], dict):
             return f"'{k}' is a {type(d[k]).__name__}, not an object"
     return next((p for p in (_bad_result(n, r) for n, r in enumerate(d["results"])) if p), "")
+
+
+# ------------------------------------------------------------------ serialisation (the JSON shape)
+
+
+def result_to_dict(r: CheckOutcome) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "title": r.title,
+        "area": r.area,
+        "status": r.status.value,
+        "message": r.message,
+        "hint": r.hint,
+        "tags": list(r.tags),
+        "source": r.source,
+        "duration_s": round(r.duration, 4),
+        "details": _plain(r.details),
+        "items": [{"name": i.name, "status": i.status.value, "message": i.message} for i in r.items],
+        "fixes": [fix_to_dict(f) for f in r.fixes],
+        "action": r.recommended,
+    }
+
+
+def fix_to_dict(f: Fix) -> dict[str, Any]:
+    return {"argv": list(f.argv), "command": f.command, "scope": f.scope, "needs_root": f.needs_root}
+
+
+def _fixes_from(raw: Any) -> tuple[Fix, ...]:
+    """Fixes of a 1.1+ report; a 1.0 report has none, and a malformed one is left out."""
+    out = []
+    for f in raw if isinstance(raw, list) else ():
+        try:
+            out.append(Fix(tuple(f["argv"]), scope=str(f.get("scope", "system")), needs_root=bool(f.get("needs_root", False))))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return tuple(out)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy (facts may hold tuples, paths or odd objects)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def to_dict(report: Report, *, strict: bool = False) -> dict[str, Any]:
+    counts = report.counts()
+    return {
+        "schema_version": report.schema_version,
+        "tool": {"name": "envdoctor", "version": report.tool_version},
+        "started_at": report.started_at,
+        "duration_s": round(report.duration, 3),
+        "platform": _plain(report.platform),
+        "options": _plain(report.options),
+        "summary": {
+            **counts,
+            "total": len(report.results),
+            "healthy": report.healthy(strict),
+            "interrupted": report.interrupted,
+            "timed_out": report.timed_out,
+        },
+        "results": [result_to_dict(r) for r in report.results],
+        "facts": _plain(report.facts),
+        "facts_compacted": list(report.facts_compacted),
+    }
+
+
+def result_from_dict(d: dict[str, Any]) -> CheckOutcome:
+    return CheckOutcome(
+        id=str(d["id"]),
+        title=str(d.get("title", d["id"])),
+        status=Status(d["status"]),
+        message=str(d.get("message", "")),
+        hint=str(d.get("hint", "")),
+        tags=tuple(d.get("tags", ())),
+        source=str(d.get("source", "")),
+        details=d.get("details") or {},
+        items=tuple(Item(str(i.get("name", "")), Status(i.get("status", "pass")), str(i.get("message", ""))) for i in d.get("items", ())),
+        duration=float(d.get("duration_s", 0.0)),
+        fixes=_fixes_from(d.get("fixes")),
+        action=d["action"] if d.get("action") in ACTIONS else "",
+    )
+
+
+def from_dict(d: dict[str, Any]) -> Report:
+    """Rebuild a Report from its JSON form (raises KeyError/ValueError/TypeError if malformed)."""
+    return Report(
+        tool_version=str(d["tool"]["version"]),
+        started_at=str(d["started_at"]),
+        duration=float(d["duration_s"]),
+        platform=d.get("platform") or {},
+        results=tuple(result_from_dict(r) for r in d["results"]),
+        facts=d.get("facts") or {},
+        options=d.get("options") or {},
+        interrupted=bool(d.get("summary", {}).get("interrupted", False)),
+        timed_out=bool(d.get("summary", {}).get("timed_out", False)),
+        schema_version=str(d["schema_version"]),
+        facts_compacted=tuple(str(n) for n in d.get("facts_compacted") or () if isinstance(n, str)),
+    )

@@ -196,7 +196,9 @@ def _finding_cause(f: Finding, row: CheckOutcome | None, evidence: Mapping[str, 
     lines = (f.evidence,) + (_row_evidence(row, spec, evidence) if row and status in ("fail", "warn") else ())
     fix = f.fix
     if row and status in ("fail", "warn") and row.hint:
-        fix = f"{row.hint}" if row.fixes else f"{f.fix}\n{row.hint}"
+        # The check judged the pasted facts: its fix first (the catalog's is for any machine:
+        # "a build for the newest CUDA" is wrong for a Pascal GPU under the cu128 build).
+        fix = f"{row.hint}" if row.fixes else f"{row.hint}\n{f.fix}"
     summary = f.cause + (f" — confirmed by the pasted facts: {row.message}" if status in ("fail", "warn") else "")
     if status == "pass":
         summary += f" (but {row.id} passes on the pasted facts: {row.message})"

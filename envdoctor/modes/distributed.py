@@ -47,8 +47,8 @@ __all__ = ["DEFAULT_RANK_TIMEOUT", "Launch", "detect_launch", "execute_distribut
 def rank_summary(report: Report, launch: Launch) -> dict[str, Any]:
     """The compact form of one rank's local report that travels to rank 0: every verdict, and the
     facts a fleet must agree on (not the whole fact dump, which would be N copies of a big dict)."""
+    from envdoctor.core.report import to_dict
     from envdoctor.core.stack import extract_facts
-    from envdoctor.reporters.json import to_dict
 
     full = to_dict(report)
     keep = ("id", "title", "status", "message", "hint", "tags", "source", "action")

@@ -144,7 +144,8 @@ def render_markdown(t: Triage, source: str) -> str:
         if c.evidence:
             out += ["**Evidence** from the paste:", ""] + _fence(c.evidence) + [""]
         if c.fix or c.fixes:
-            out += ["**Fix:**", "", *(md_prose(x) for x in c.fix.splitlines())]
+            lines = [md_prose(x) for x in c.fix.splitlines()]
+            out += ["**Fix:**", "", *([f"- {line}" for line in lines] if len(lines) > 1 else lines)]  # Markdown joins bare lines
             out += ([""] + _fence([f.command for f in c.fixes], "bash")) if c.fixes else []
             out += [""]
         others = [x for x in t.causes[1:] if x.is_problem]

@@ -18,6 +18,9 @@ WHEEL = re.compile(r"([A-Za-z0-9_.]{1,120})-([0-9][A-Za-z0-9_.+!]{0,120})-[^/\s]
 PIP3 = re.compile(r"^\s*\[(pip3?|conda)\]\s+(.{1,600})$")
 PIP_LIST_HEADER = re.compile(r"^\s*Package\s+Version(?:\s+(?:Editable project location|Location|Installer|Build)\b.*)?\s*$")
 PIP_LIST_ROW = re.compile(rf"^\s*({NAME})\s+({VERSION})(?:\s+(.*))?$")
+# A ``pip list`` row without its header (``pip list | grep torch``): name and version alone on the
+# line, two or more spaces apart as pip pads its columns ("Python 3.10.12" is not a row).
+PIP_LIST_HEADERLESS = re.compile(rf"^\s*({NAME}) {{2,}}({VERSION})\s*$")
 DASHES = re.compile(r"^\s*-{3,}[\s-]*$")
 CONDA_HEADER = re.compile(r"^\s*#\s*(?:packages in environment at|Name\s+Version\s+Build)")
 CONDA_ROW = re.compile(rf"^\s*({NAME})\s+({VERSION})\s+(\S{{1,200}})(?:\s+(\S{{1,200}}))?\s*$")
@@ -192,4 +195,18 @@ def read_listings(lines: list[str], acc: Acc) -> None:
             i = conda_rows(lines, i + 1, acc)
         else:
             i += 1
+    read_headerless(lines, acc)
     read_freeze(lines, acc)
+
+
+def read_headerless(lines: list[str], acc: Acc) -> None:
+    """``pip list`` rows whose header the paste left out (a ``grep`` of the listing)."""
+    n = 0
+    for i, line in enumerate(lines):
+        m = None if i in acc.consumed or "  " not in line else PIP_LIST_HEADERLESS.match(line)
+        if m:
+            pip_requirement(acc, m.group(1), m.group(2), line, RANK_PIP)
+            acc.consumed.add(i)
+            n += 1
+    if n:
+        acc.kind("pip_list")

@@ -66,15 +66,25 @@ def test_a_changed_version_and_a_swapped_local_tag_fail_by_name(tmp_path):
     row = run_check(bl.distributions, baseline=_baseline(tmp_path, {"dists": recorded}), dists=live)
     assert row.status is Status.FAIL
     assert "torch is 2.11.0+cpu, recorded 2.11.0+cu130" in row.message and "numpy is 2.1.0" in row.message
-    assert "pip install --no-deps 'torch==2.11.0+cu130' --index-url https://download.pytorch.org/whl/cu130" in row.hint
-    assert "'numpy==1.26.4'" in row.hint
+    commands = [f.command for f in row.fixes]
+    assert "python -m pip install --no-deps torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130" in commands
+    assert "python -m pip install --no-deps numpy==1.26.4" in commands  # from PyPI: no PyTorch index for a plain version
+    assert "; ".join(commands) in row.hint
+    examined = run_check(
+        bl.distributions, baseline=_baseline(tmp_path, {"dists": recorded}), dists=live, python_info={"executable": "/v/bin/python"}
+    )
+    assert all(f.argv[:3] == ("/v/bin/python", "-m", "pip") for f in examined.fixes)
 
 
 def test_an_added_triton_fails_but_an_added_unrelated_package_does_not(tmp_path):
     recorded = {"torch": {"version": "2.11.0"}}
     live = {"torch": {"name": "torch", "version": "2.11.0"}, "pytorch-triton": {"name": "pytorch-triton", "version": "3.6.0"}}
     row = run_check(bl.distributions, baseline=_baseline(tmp_path, {"dists": recorded}), dists=live)
-    assert row.status is Status.FAIL and "pytorch-triton 3.6.0 was added" in row.message and "pip uninstall pytorch-triton" in row.hint
+    assert (
+        row.status is Status.FAIL
+        and "pytorch-triton 3.6.0 was added" in row.message
+        and "python -m pip uninstall -y pytorch-triton" in row.hint
+    )
     live = {"torch": {"name": "torch", "version": "2.11.0"}, "rich": {"name": "rich", "version": "14.0"}}
     assert run_check(bl.distributions, baseline=_baseline(tmp_path, {"dists": recorded}), dists=live).status is Status.PASS
 
@@ -88,7 +98,7 @@ def test_a_modified_library_file_fails_naming_the_file(site, tmp_path):
     row = run_check(bl.files, baseline=base, dist_files=gather(bl.dist_files))
     assert row.status is Status.FAIL
     assert "nvidia/fake/lib/libfake.so" in row.message and "nvidia-fake-cublas" in row.message
-    assert "pip install --no-deps --force-reinstall 'nvidia-fake-cublas==13.0.1'" in row.hint
+    assert "python -m pip install --no-deps --force-reinstall nvidia-fake-cublas==13.0.1" in row.hint
 
 
 def test_a_touched_but_identical_file_passes(site, tmp_path):
@@ -131,4 +141,8 @@ def test_requirements_and_pylock_pins(tmp_path):
     row = run_check(
         bl.lock_pins, lock=got, dists={"torch": {"name": "torch", "version": "2.11.0"}, "numpy": {"name": "numpy", "version": "2.2.0"}}
     )
-    assert row.status is Status.FAIL and "numpy is 2.2.0, recorded 2.1.0" in row.message and "'numpy==2.1.0'" in row.hint
+    assert (
+        row.status is Status.FAIL
+        and "numpy is 2.2.0, recorded 2.1.0" in row.message
+        and "python -m pip install --no-deps numpy==2.1.0" in row.hint
+    )
