@@ -244,3 +244,54 @@ def _not_a_report(d: Any) -> str:
             return f"'{k}' is a {type(d[k]).__name__}, not an object"
     bad = next((p for p in (_bad_result(n, r) for n, r in enumerate(d["results"])) if p), "")
     return bad or (bad_facts(d["facts"]) if isinstance(d.get("facts"), dict) else "")
+
+
+_STATUSES = frozenset(s.value for s in Status)
+_FLEET_VALUE = (str, int, float, bool, type(None))
+
+
+def _bad_summary_row(n: int, r: Any) -> str:
+    if not isinstance(r, dict) or not isinstance(r.get("id"), str) or not isinstance(r.get("message", ""), str):
+        return f"result {n} is not a check result with a string 'id' and 'message'"
+    if r.get("status") not in _STATUSES:
+        return f"check {r['id'][:60]!r} has no known status"
+    if any(k in r and not isinstance(r[k], str) for k in _RESULT_STRINGS):
+        return f"check {r['id'][:60]!r} has a field that is not a string"
+    tags = r.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return f"check {r['id'][:60]!r} has tags that are not a list of strings"
+    return ""
+
+
+def bad_rank_summary(s: Any) -> str:
+    """Why a rank's summary (what it sends rank 0, ``modes.distributed.rank_summary``) cannot be
+    merged ("" when it can): it comes from another machine, so it is checked as a report is."""
+    from envdoctor.core.untrusted import too_deep
+
+    if not isinstance(s, dict):
+        return f"the summary is a {type(s).__name__}, not an object"
+    problem = too_deep(s)
+    if problem:
+        return problem
+    if not isinstance(s.get("results", []), list):
+        return "'results' is not a list"
+    fleet = s.get("fleet", {})
+    if fleet is not None and (not isinstance(fleet, dict) or not all(isinstance(v, _FLEET_VALUE) for v in fleet.values())):
+        return "'fleet' is not an object of plain values"
+    return next((p for p in (_bad_summary_row(n, r) for n, r in enumerate(s.get("results", []))) if p), "")
+
+
+def rank_summaries(raw: Any) -> tuple[dict[int, dict[str, Any]], list[CheckOutcome]]:
+    """The summaries rank 0 gathered, by rank: those that can be merged, and one error row per
+    rank whose summary cannot ("rank N: unreadable: why"), never the end of the merge."""
+    good: dict[int, dict[str, Any]] = {}
+    bad: list[CheckOutcome] = []
+    for key, s in raw.items() if isinstance(raw, dict) else ():
+        rank = int(key) if isinstance(key, (int, str)) and str(key).isdigit() and len(str(key)) < 10 else None
+        problem = "its rank is not a number" if rank is None else bad_rank_summary(s)
+        if problem or rank is None:
+            why = f"rank {str(key)[:20]}: unreadable: {problem}"
+            bad.append(CheckOutcome("distributed.rank_summary", "A rank's summary", Status.ERROR, why))
+        else:
+            good[rank] = s
+    return good, bad
