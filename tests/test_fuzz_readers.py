@@ -4,7 +4,7 @@ JUnit), baselines, configs and rank summaries (rank 0's merge).
 Seeds are real inputs (tests/fixtures), mutated by tests/fuzz.py. Each case runs in this
 process under an alarm: a case must end in a normal answer or the reader's one-line error,
 never an uncaught exception, a crashed check or a hang. The fast lane (a few hundred cases
-per reader) is in the default suite; ``pytest -m slow tests/test_fuzz_readers.py`` runs
+per reader) runs in the fast lane (``pytest -m "not slow"``); ``pytest -m slow tests/test_fuzz_readers.py`` runs
 20,000 per reader (``FUZZ_CASES`` to change it).
 """
 
