@@ -50,7 +50,8 @@ def _run(reader: Callable[[bytes, Path], None], seeds: list[bytes], n: int, tmp:
                 signal.alarm(0)
     finally:
         signal.signal(signal.SIGALRM, old)
-    assert not failures, f"{len(failures)} of {n} cases failed:\n" + "\n".join(failures[:10])
+    kinds = {f.split(": ", 1)[1]: f for f in reversed(failures)}  # one case per kind of failure
+    assert not failures, f"{len(failures)} of {n} cases failed, {len(kinds)} kinds:\n" + "\n".join(list(kinds.values())[:20])
 
 
 # -- readers ------------------------------------------------------------------------------------

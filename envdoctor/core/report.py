@@ -253,7 +253,7 @@ _FLEET_VALUE = (str, int, float, bool, type(None))
 def _bad_summary_row(n: int, r: Any) -> str:
     if not isinstance(r, dict) or not isinstance(r.get("id"), str) or not isinstance(r.get("message"), str):
         return f"result {n} is not a check result with a string 'id' and 'message'"
-    if r.get("status") not in _STATUSES:
+    if not isinstance(r.get("status"), str) or r["status"] not in _STATUSES:
         return f"check {r['id'][:60]!r} has no known status"
     if any(k in r and not isinstance(r[k], str) for k in _RESULT_STRINGS):
         return f"check {r['id'][:60]!r} has a field that is not a string"

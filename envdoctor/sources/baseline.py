@@ -86,7 +86,7 @@ def _read_text(path: str, what: str, limit_key: str) -> str:
 def _newer(schema: Any) -> bool:
     """``envdoctor-baseline/N`` with N above ours: a file a newer envdoctor wrote."""
     head, _, n = str(schema).rpartition("/")
-    return head == SCHEMA.rpartition("/")[0] and n.isdigit() and int(n) > int(SCHEMA.rpartition("/")[2])
+    return head == SCHEMA.rpartition("/")[0] and n.isdigit() and len(n) < 10 and int(n) > int(SCHEMA.rpartition("/")[2])
 
 
 def load_baseline(path: str) -> Baseline:
