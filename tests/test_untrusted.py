@@ -92,6 +92,7 @@ def test_a_deep_baseline_and_an_infinite_config_value_are_one_line(tmp_path):
         '[expect]\ngpu_memory = "' + "9" * 400 + 'GB"\n',
         '[expect]\ngpus = ">=' + "9" * 5000 + '"\n',
         '[expect]\ntorch = ">=' + "9" * 5000 + '"\n',
+        "[expect]\ngpus = " + "9" * 5000 + "\n",
     ):
         conf = tmp_path / "envdoctor.toml"
         conf.write_text(body)

@@ -184,6 +184,8 @@ def load_toml(text: str) -> dict[str, Any]:
         raise InputError(f"not valid TOML: {e}", syntax=True) from None
     except RecursionError:
         raise InputError(f"TOML nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise InputError(f"a number it holds cannot be read: {str(e).splitlines()[0][:80]}") from None
     return checked(data, surrogates=False, what="TOML")
 
 
