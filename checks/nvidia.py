@@ -543,7 +543,8 @@ def gpu_list(gpus):
     ]
     names = sorted({g.get("name", "?") for g in gpus})
     return ok(
-        f"{len(gpus)} GPU(s): " + ", ".join(f"{n} (CC {next(g.get('cc') for g in gpus if g.get('name') == n)})" for n in names),
+        f"{len(gpus)} GPU(s): "
+        + ", ".join(f"{n} (CC {next((g.get('cc') for g in gpus if g.get('name', '?') == n), None) or '?'})" for n in names),
         items=items,
         details={"gpus": gpus},
     )

@@ -16,7 +16,9 @@ from envdoctor import Signature
 _S = Signature
 
 # A .so path's package: ".../site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so" -> "flash_attn_2_cuda".
-_SO = r"(?:[\w./\\-]*[/\\])?(?P<module>[A-Za-z_][\w]*?)(?:\.cpython-\w+|\.abi3)?(?:-[\w]+-linux-gnu)?\.(?:so|pyd)"
+# It starts where a path does (not inside one: tried from every character of a long token, an
+# unanchored path would cost the square of its length) and every repeat is bounded.
+_SO = r"(?<![\w./\\-])(?:[\w./\\-]{0,1000}[/\\])?(?P<module>[A-Za-z_]\w{0,200}?)(?:\.cpython-\w{1,60}|\.abi3)?(?:-\w{1,60}-linux-gnu)?\.(?:so|pyd)"
 
 # Prints torch's own requirement on Triton ("triton==3.6.0"; nightlies: "pytorch-triton==…"),
 # from its metadata: `pip show` lists requirements without their versions.
@@ -29,7 +31,7 @@ SIGNATURES: tuple[Signature, ...] = (
     # --- torch <-> Triton ------------------------------------------------------------------
     _S(
         "triton.triton_key",
-        r"cannot import name '(?P<name>triton_key|get_cuda_stream|AttrsDescriptor|ASTSource|CompiledKernel|JITFunction)' from '(?P<mod>triton[\w.]*)'",
+        r"cannot import name '(?P<name>triton_key|get_cuda_stream|AttrsDescriptor|ASTSource|CompiledKernel|JITFunction)' from '(?P<mod>triton[\w.]{0,200})'",
         "the installed Triton is not the one this torch was built for (torch imports {name} from {mod}, which that Triton lacks)",
         "triton_torch_mismatch",
         "triton.torch_pin",
@@ -77,7 +79,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "triton.gpu_too_old",
-        r"Found (?P<gpu>[^\n]+?) which is too old to be supported by the triton GPU compiler|GPUTooOldForTriton",
+        r"Found (?P<gpu>[^\n]{1,200}?) which is too old to be supported by the triton GPU compiler|GPUTooOldForTriton",
         "the GPU is older than Triton supports (compute capability below 7.0): torch.compile cannot generate GPU kernels for it",
         "gpu_too_old_for_triton",
         "triton.gpu_supported",
@@ -94,7 +96,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "triton.ptxas_version",
-        r"Unsupported \.version (?P<ptx>[\d.]+); current version is '(?P<have>[\d.]+)'",
+        r"Unsupported \.version (?P<ptx>[\d.]{1,20}); current version is '(?P<have>[\d.]{1,20})'",
         "a ptxas older than the PTX Triton generates (PTX ISA {ptx}, ptxas knows {have}) — usually TRITON_PTXAS_PATH or an old CUDA on PATH",
         "ptxas_arch_unsupported",
         "triton.ptxas",
@@ -122,7 +124,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "triton.cache_permission",
-        r"PermissionError: \[Errno 13\] Permission denied: '(?P<path>[^']*\.triton[^']*)'",
+        r"PermissionError: \[Errno 13\] Permission denied: '(?P<path>[^']{0,1000}\.triton[^']{0,1000})'",
         "Triton's cache directory {path} is not writable by this user (HOME unset or '/', another user's cache, or a read-only image)",
         "cache_not_writable",
         "triton.cache_dir",
@@ -165,7 +167,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "compile.getuser",
-        r"getpwuid\(\): uid not found(?:: (?P<uid>\d+))?|getpass\.py\S*, line \d+, in getuser",
+        r"getpwuid\(\): uid not found(?:: (?P<uid>\d+))?|getpass\.py\S{0,20}, line \d+, in getuser",
         "the process runs as a UID with no passwd entry: getpass.getuser() fails where Inductor names its cache directory",
         "getuser_fails",
         "compile.inductor_cache",
@@ -191,8 +193,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.system_cuda_lib_shadows",
-        r"(?P<lib>lib(?:cudnn\w*|cublas\w*|cusparse|nvJitLink|nccl|cufft|cusolver)[\w.]*) => (?P<path>/(?:usr/local/cuda|opt/conda/lib|usr/lib)[\w./-]*)"
-        r"|(?P<path2>/usr/local/cuda[\w.-]*/(?:lib64|targets)/[\w./-]*lib(?:cudnn|cublas|cusparse|nvJitLink|nccl)[\w.]*): undefined symbol",
+        r"(?P<lib>lib(?:cudnn\w{0,20}|cublas\w{0,20}|cusparse|nvJitLink|nccl|cufft|cusolver)[\w.]{0,100}) => (?P<path>/(?:usr/local/cuda|opt/conda/lib|usr/lib)[\w./-]{0,300})"
+        r"|(?P<path2>/usr/local/cuda[\w.-]{0,40}/(?:lib64|targets)/[\w./-]{0,300}lib(?:cudnn|cublas|cusparse|nvJitLink|nccl)[\w.]{0,100}): undefined symbol",
         "a CUDA library from a system toolkit ({path}{path2}) is loaded instead of the one torch's nvidia-* wheels ship: LD_LIBRARY_PATH puts the toolkit first",
         "system_lib_shadows_wheel",
         "torch.nvidia_wheel_pins",
@@ -201,7 +203,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.torchaudio_symbol",
-        r"(?:torchaudio[/\\][\w/\\.-]*|_torch_sox[\w.-]*)\.(?:so|pyd)[^\n]{0,300}?undefined symbol"
+        r"(?:torchaudio[/\\][\w/\\.-]{0,300}|_torch_sox[\w.-]*)\.(?:so|pyd)[^\n]{0,300}?undefined symbol"
         r"|Detected that PyTorch and TorchAudio were compiled with different CUDA versions",
         "torchaudio's compiled library was built for another torch (release or CUDA variant) than the one installed",
         "torchaudio_torch_mismatch",
@@ -211,7 +213,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.nvidia_lib_symbol",
-        r"(?P<lib>lib(?:cusparse|cublas\w*|cudnn\w*|nccl|nvJitLink|cufft|curand|cusolver)[\w.]*)[^\n]*undefined symbol: (?P<symbol>\S+)",
+        r"(?P<lib>lib(?:cusparse|cublas\w{0,20}|cudnn\w{0,20}|nccl|nvJitLink|cufft|curand|cusolver)[\w.]{0,100})[^\n]{0,1000}undefined symbol: (?P<symbol>\S+)",
         "the NVIDIA CUDA libraries loaded do not match each other or torch ({lib}: undefined symbol {symbol}): mixed nvidia-* wheel versions "
         "or a system CUDA on LD_LIBRARY_PATH shadowing torch's own",
         "nvidia_pip_lib_mismatch",
@@ -221,7 +223,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.torchvision_symbol",
-        r"torchvision[/\\][\w/\\.-]*\.(?:so|pyd)[^\n]*undefined symbol: (?P<symbol>\S+)",
+        r"torchvision[/\\][\w/\\.-]{0,300}\.(?:so|pyd)[^\n]{0,1000}undefined symbol: (?P<symbol>\S+)",
         "torchvision's compiled operators were built for another torch (undefined symbol {symbol})",
         "torchvision_torch_mismatch",
         "torch.extension_abi",
@@ -274,7 +276,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.cublas_path",
-        r"(?P<lib>lib\w+)\.so\.\*\[0-9\] not found in the system path",
+        r"(?P<lib>lib\w{1,60})\.so\.\*\[0-9\] not found in the system path",
         "{lib} from the nvidia-* wheels torch depends on is not installed (an installer that skipped torch's CUDA dependencies)",
         "nvidia_lib_missing",
         "torch.importable",
@@ -339,7 +341,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.cuda_lib_missing",
-        r"(?P<lib>lib(?:cudnn|cublas\w*|nccl|cusparse\w*|cufft|curand|cusolver|nvJitLink|cudart|nvrtc|cupti)[\w.]*): cannot open shared object file",
+        r"(?P<lib>lib(?:cudnn|cublas\w{0,20}|nccl|cusparse\w{0,20}|cufft|curand|cusolver|nvJitLink|cudart|nvrtc|cupti)[\w.]{0,100}): cannot open shared object file",
         "{lib} is missing: torch's CUDA libraries (the nvidia-* pip packages) are not installed where torch looks for them",
         "nvidia_lib_missing",
         "torch.importable",
@@ -356,7 +358,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "system.glibc",
-        r"version `(?P<glibc>GLIBC_[\d.]+)' not found",
+        r"version `(?P<glibc>GLIBC_[\d.]{1,20})' not found",
         "the C library is older than a binary needs ({glibc})",
         "glibc_too_old",
         "system.os",
@@ -364,7 +366,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "torch.numpy_abi",
-        r"A module that was compiled using NumPy 1\.x cannot be run in\s+NumPy 2|_ARRAY_API not found|Numpy is not available",
+        r"A module that was compiled using NumPy 1\.x cannot be run in\s{1,40}NumPy 2|_ARRAY_API not found|Numpy is not available",
         "a module compiled against NumPy 1.x is imported with NumPy 2 installed",
         "numpy_abi",
         "torch.numpy_abi",
@@ -553,7 +555,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "nvidia.fabric_in_progress",
-        r"Fabric\s*\n\s*State\s*:\s*In Progress",
+        r"Fabric[ \t\r]{0,80}\n[ \t]{0,80}State[ \t]{0,200}:[ \t]{0,40}In Progress",
         "nvidia-smi -q shows the NVSwitch fabric still training (Fabric State: In Progress): CUDA fails with error 802 until it completes",
         "fabric_manager_not_ready",
         "nvidia.fabric_manager",
@@ -579,7 +581,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         "system.shm",
-        r"out of shared memory|insufficient shared memory \(shm\)|Bus\s+error",
+        r"out of shared memory|insufficient shared memory \(shm\)|Bus\s{1,10}error",
         "shared memory (/dev/shm) exhausted: Docker's default is 64 MiB",
         "shm_too_small",
         "system.shm",

@@ -114,6 +114,21 @@ def _exit_interrupted() -> NoReturn:
     os._exit(ExitCode.INTERRUPTED)
 
 
+def _resource_limit(e: BaseException) -> str:
+    """One line when ``e`` is the environment refusing a thread or a process (``ulimit -u``,
+    a container's pids limit), not a bug; "" otherwise."""
+    import errno
+
+    thread = isinstance(e, RuntimeError) and "can't start new thread" in str(e)
+    if not (thread or (isinstance(e, BlockingIOError) and e.errno == errno.EAGAIN)):  # fork/clone: EAGAIN
+        return ""
+    what = "a thread" if thread else "a process"
+    return (
+        f"cannot start {what}: the limit on processes and threads is reached (ulimit -u, or the container's pids limit); "
+        "raise it, or run envdoctor where fewer processes run"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     from envdoctor.core.streams import guarded_streams
 
@@ -154,6 +169,10 @@ def _run(argv: list[str] | None) -> int:
     except Exception as e:  # noqa: BLE001 - never a traceback for the user
         if os.environ.get("ENVDOCTOR_DEBUG"):
             raise
+        limit = _resource_limit(e)
+        if limit:
+            click.echo(f"envdoctor: {limit}", err=True)
+            sys.exit(ExitCode.USAGE)
         click.echo(f"envdoctor: internal error: {type(e).__name__}: {e}", err=True)
         click.echo("Please report this at the envdoctor issue tracker (ENVDOCTOR_DEBUG=1 shows the traceback).", err=True)
         return ExitCode.INTERNAL

@@ -146,7 +146,6 @@ def make_plan(**o):
     from envdoctor.core import config, inputs, plan
     from envdoctor.core.outputs import Output
     from envdoctor.core.registry import discover
-    from envdoctor.core.selection import split_patterns
 
     paths = (o["output"], o["json_file"], o["junit_file"], o["markdown_file"])
     launch, quiet = None, o["quiet"]
@@ -170,13 +169,14 @@ def make_plan(**o):
     try:
         labels = tuple(f"--{k}" if o[k] else f"{conf.path}: {k}" for k in ("baseline", "lock"))
         run_inputs = inputs.validate(o["baseline"] or conf.baseline, o["lock"] or conf.lock, o["as_user"], labels=labels)
+        select, deselect = inputs.patterns("--select", o["select"]), inputs.patterns("--deselect", o["deselect"])
     except ValueError as e:
         raise plan.PlanError(str(e)) from None
     return plan.build(
         discover(tuple(o["checks_path"]), plugins=not o["no_plugins"]),
         conf.expectations,
-        select=split_patterns(o["select"]),
-        deselect=split_patterns(o["deselect"]),
+        select=select,
+        deselect=deselect,
         profile=o["profile"],
         outputs=(main, *extras),
         launch=launch,

@@ -28,14 +28,25 @@ from envdoctor.reporters.escape import terminal
 from envdoctor.reporters.fleet import render_json, render_text, to_dict  # noqa: F401 - the renderers, as before
 
 
-def _expand(files: Iterable[str]) -> list[str]:
+def _expand(files: Iterable[str], bad: list[Unreadable] | None = None) -> list[str]:
+    """The report files: directories listed (``*.json``); one that cannot be listed is a row of
+    ``bad``."""
     out: list[str] = []
     for f in files:
         if os.path.isdir(f):
-            out += sorted(os.path.join(f, n) for n in os.listdir(f) if n.endswith(".json"))
+            try:
+                out += sorted(os.path.join(f, n) for n in os.listdir(f) if n.endswith(".json"))
+            except OSError as e:
+                if bad is not None:
+                    bad.append(Unreadable(f, f"cannot list the directory ({e.strerror or e})"))
         else:
             out.append(f)
     return out
+
+
+def missing_inputs(files: Iterable[str]) -> list[str]:
+    """The paths named on the command line that do not exist: a typo, not a node (exit 2, as diff)."""
+    return [f for f in files if not os.path.lexists(f)]
 
 
 def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
@@ -93,19 +104,19 @@ def load(files: Sequence[str]) -> tuple[list[Node], list[Unreadable]]:
     # Fact values repeat on every node of a fleet: scrub each distinct one once (and share it).
     text = lru_cache(maxsize=4096)(scrubber().text)
     shared: dict[tuple, dict[str, str]] = {}
-    for path in _expand(files):
+    for path in _expand(files, bad):
         try:
             data = load_report(path)
         except ReportError as e:
             bad.append(Unreadable(path, text(e.reason)))
             continue
         try:
-            found = _nodes_from(data, path)
-        except (KeyError, ValueError, TypeError, AttributeError) as e:
-            bad.append(Unreadable(path, text(f"malformed report: {type(e).__name__}: {e}")))
+            found = _scrub_nodes(_nodes_from(data, path), text, shared)
+        except Exception as e:  # noqa: BLE001 - another machine's file: whatever it holds is one row, never the end of the summary
+            bad.append(Unreadable(path, text(f"malformed report: {type(e).__name__}: {str(e)[:200]}")))
             continue
         del data  # before the next file is read: one report in memory at a time
-        nodes += _scrub_nodes(found, text, shared)
+        nodes += found
     # Two reports from one host (a rerun) must not merge into one row.
     counts = Counter(n.name for n in nodes)
     for n in nodes:
@@ -128,8 +139,14 @@ def fleet_cmd(reports, fmt, output, strict) -> None:
     """Summarise per-node JSON reports (files or directories): failing checks, and nodes that differ.
 
     Exit 0 when every node passes and agrees; 1 when a node fails or deviates, or a report is
-    unreadable or partial.
+    unreadable or partial; 2 when a named file does not exist.
     """
+    from envdoctor.core.exitcode import ExitCode
+
+    missing = missing_inputs(reports)
+    if missing:
+        click.echo(f"envdoctor fleet: {missing[0]}: no such file or directory", err=True)
+        raise SystemExit(ExitCode.USAGE)
     if output:
         writable_target(output)
     fleet = summarize(reports)

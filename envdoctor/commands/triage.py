@@ -9,14 +9,14 @@ Exit codes: 0 no environment problem found (or nothing recognisable), 1 a cause 
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
 from envdoctor.commands.output import emit, writable_target, write
 from envdoctor.core.exitcode import ExitCode
+from envdoctor.core.untrusted import LIMITS
 
-MAX_BYTES = 16 * 1024 * 1024
+MAX_BYTES = LIMITS["paste"]
 
 
 class InputError(Exception):
@@ -24,18 +24,18 @@ class InputError(Exception):
 
 
 def _read_bytes(path: str) -> bytes:
-    if path == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:
-            raise InputError("cannot read standard input")
-        return stream.read(MAX_BYTES + 1)
-    if os.path.isdir(path):
-        raise InputError(f"{path} is a directory; give the file holding the paste")
+    """At most MAX_BYTES + 1 bytes (the paste reader says the cut); only a regular file or
+    standard input (a pipe within its deadline)."""
+    from envdoctor.core.untrusted import InputError as Unusable
+    from envdoctor.core.untrusted import read_bytes
+
     try:
-        with open(path, "rb") as f:
-            return f.read(MAX_BYTES + 1)
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+        return read_bytes(path, MAX_BYTES, head=True)
+    except Unusable as e:
+        name = "standard input" if path == "-" else path
+        if e.reason.startswith("is a directory"):
+            raise InputError(f"{path} is a directory; give the file holding the paste") from None
+        raise InputError(f"cannot read {name}: {e.reason}" if not e.reason.startswith(("is ", "sent ")) else f"{name} {e.reason}") from None
 
 
 def decode(data: bytes, name: str) -> str:

@@ -215,17 +215,21 @@ def _input_paths(data: dict[str, Any], p: Path, prefix: str) -> dict[str, str]:
 
 def read_config(path: str | Path) -> Config:
     """Parse and validate one config file."""
+    from envdoctor.core.untrusted import LIMITS, InputError, decode_utf8, load_toml, read_bytes
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"config file {p} does not exist") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read config file {p}: {getattr(e, 'strerror', None) or e}") from None
+        text = decode_utf8(read_bytes(str(p), LIMITS["config"]))
+    except InputError as e:
+        if e.reason == "no such file":
+            raise ConfigError(f"config file {p} does not exist") from None
+        raise ConfigError(
+            f"cannot read config file {p}: it {e.reason}" if e.reason.startswith("is ") else f"cannot read config file {p}: {e.reason}"
+        ) from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+        data = load_toml(text)  # bounded depth; no infinite or 65-bit number reaches the parsers below
+    except InputError as e:
+        raise ConfigError(f"{p}: {e.reason}") from None
     prefix = ""
     if p.name == "pyproject.toml":
         tool = data.get("tool")

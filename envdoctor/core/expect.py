@@ -165,8 +165,8 @@ def _version_spec(key: str, raw: Any) -> tuple[str, SpecifierSet]:
         raise ExpectationError(key, f'must be a string version specifier like "{example}", got {_show(raw)}')
     text = raw.strip()
     spec_text = text if not text[:1].isdigit() else ("==" + text)
-    try:
-        spec = SpecifierSet(spec_text)
+    try:  # no release has a number of 19 digits; a longer one cannot even be compared
+        spec = SpecifierSet(spec_text) if len(text) <= 200 and not re.search(r"\d{19}", text) else None
     except InvalidSpecifier:
         spec = None
     if spec is None or not text or not len(spec):
@@ -183,7 +183,7 @@ def _count(key: str, raw: Any) -> Count:
         return Count((("==", raw),), str(raw))
     clauses = []
     for part in raw.split(","):
-        m = re.fullmatch(r"\s*(==|!=|>=|<=|>|<|=)?\s*(\d+)\s*", part)
+        m = re.fullmatch(r"\s*(==|!=|>=|<=|>|<|=)?\s*(\d{1,9})\s*", part)  # bounded: no count has 5,000 digits
         if not m:
             raise ExpectationError(key, f'bad GPU count \'{raw}\': write a number (8) or conditions such as ">=4" or ">=2,<=8"')
         op = m.group(1) or "=="
@@ -213,7 +213,7 @@ def _size(key: str, raw: Any) -> int:
     if not isinstance(raw, str):
         # A bare TOML number is ambiguous (GB? GiB? bytes?); ask for a unit.
         raise ExpectationError(key, f'must be a size with a unit like "80GB" or "140GiB", got {_show(raw)}')
-    m = re.fullmatch(r"\s*(?:>=)?\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", raw)
+    m = re.fullmatch(r"\s*(?:>=)?\s*(\d{1,15}(?:\.\d{1,9})?)\s*([A-Za-z]{0,3})\s*", raw)  # bounded: never infinite
     unit = m.group(2).lower() if m else ""
     if not m or unit not in _UNITS:
         raise ExpectationError(key, f'bad size \'{raw}\': write a minimum such as "80GB" (10^9 bytes) or "140GiB" (2^30 bytes)')

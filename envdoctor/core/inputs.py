@@ -78,6 +78,17 @@ def validate(
     return RunInputs(baseline, lock, user)
 
 
+def patterns(option: str, values: Sequence[str]) -> list[str]:
+    """``--select``/``--deselect`` values as patterns; a value naming none (``''``, ``','``) is
+    a mistake, not "every check" (ValueError, one line)."""
+    from envdoctor.core.selection import split_patterns
+
+    empty = next((v for v in values if not split_patterns([v])), None)
+    if empty is not None:
+        raise ValueError(f"{option} {empty!r}: names no check (give check ids, id prefixes, tags or globs, comma-separated)")
+    return split_patterns(values)
+
+
 def needs(spec: CheckSpec) -> frozenset[str]:
     """The input facts a check takes (required parameters only)."""
     return frozenset(p.name for p in spec.params if p.name in INPUT_FACTS and not p.optional)

@@ -5,13 +5,9 @@ Reporters are pure functions of it."""
 from __future__ import annotations
 
 import enum
-import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
-from operator import not_
 from typing import Any
 
 from envdoctor.core.api import ACTIONS, Fix, Item, Status
@@ -176,90 +172,63 @@ class ReportError(Exception):
 
 
 def load_report(path: str) -> dict[str, Any]:
+    """A report file, read within its size limit and checked for a report's shape; raises
+    :class:`ReportError` (one line) for anything else."""
+    from envdoctor.core.untrusted import LIMITS, InputError, decode_utf8, load_json, read_bytes
+
     name = os.path.basename(path) or path
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise ReportError(path, "no such file") from None
-    except IsADirectoryError:
-        raise ReportError(path, "is a directory, not a report") from None
-    except UnicodeDecodeError:
-        raise ReportError(path, "is not an envdoctor JSON report (binary data)") from None
-    except OSError as e:
-        raise ReportError(path, f"cannot read it ({e.strerror or e})") from None
+        text = decode_utf8(read_bytes(path, LIMITS["report"]))
+    except InputError as e:
+        if e.reason.startswith("is not UTF-8"):
+            raise ReportError(path, "is not an envdoctor JSON report (binary data)") from None
+        raise ReportError(path, e.reason) from None
     if not text.strip():
         raise ReportError(path, "is empty, not an envdoctor JSON report")
     try:
-        data = json.loads(text, parse_constant=_no_constant)
-    except _NotFinite as e:
-        raise ReportError(name, f"is not an envdoctor report (it holds {e}, which JSON does not allow)") from None
-    except json.JSONDecodeError as e:
-        hint = " (the file looks truncated)" if text.lstrip().startswith(("{", "[")) and e.pos >= len(text.rstrip()) - 1 else ""
-        raise ReportError(path, f"is not valid JSON{hint}: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    except RecursionError:
-        raise ReportError(name, f"is not an envdoctor report (JSON nested deeper than {MAX_DEPTH} levels)") from None
-    except ValueError as e:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-        raise ReportError(name, f"is not an envdoctor report (a number it holds cannot be read: {str(e).splitlines()[0][:80]})") from None
-    problem = _too_deep(data) or _not_a_report(data)
+        data = load_json(text)
+    except InputError as e:
+        raise ReportError(path if e.syntax else name, e.reason if e.syntax else f"is not an envdoctor report ({e.reason})") from None
+    problem = _not_a_report(data)
     if problem:
         raise ReportError(name, f"is not an envdoctor report ({problem}); make one with `envdoctor check --format json -o FILE`")
     return data
 
 
-# A report is a few levels deep (facts -> dists -> torch -> requires -> str); anything much deeper
-# is not one, and walking it (scrubbing secrets, redacting) would exhaust Python's stack.
-MAX_DEPTH = 64
 _OBJECTS = ("tool", "platform", "options", "summary", "facts")
 _RESULT_STRINGS = ("title", "status", "message", "hint", "source")
+# The facts diff, fleet and the typed stack read, and the JSON type each has (an object
+# {"unavailable": why} stands for any of them): a report whose dists is "oops" is malformed,
+# not a machine without packages.
+FACT_TYPES: dict[str, type] = {
+    "dists": dict,
+    "driver": dict,
+    "torch_build": dict,
+    "torch_runtime": dict,
+    "python_info": dict,
+    "os_release": dict,
+    "env_vars": dict,
+    "gpus": list,
+    "visible_gpus": list,
+}
 
 
-class _NotFinite(ValueError):
-    pass
-
-
-def _no_constant(name: str) -> Any:
-    # Python's json reads NaN and Infinity; JSON has neither, and envdoctor never writes them.
-    raise _NotFinite(name)
-
-
-def _too_deep(data: Any) -> str:
-    """Nesting past MAX_DEPTH, or a number no report holds (1e999 reads as infinity; an integer
-    past 64 bits overflows every float conversion downstream)."""
-    # A whole level at a time, sorted by type with C-level map/compress: a report holds
-    # thousands of strings, and `fleet` runs this over thousands of reports, so a Python step
-    # per item would cost more than parsing the JSON did.
-    level = [data] if isinstance(data, (dict, list)) else []
-    depth, problem = 1, _odd_number(data)
-    while level and not problem:
-        is_dict = list(map(isinstance, level, repeat(dict)))
-        items = [
-            *chain.from_iterable(map(dict.values, compress(level, is_dict))),
-            *chain.from_iterable(compress(level, map(not_, is_dict))),
-        ]
-        if items and depth >= MAX_DEPTH:  # they are one level deeper
-            return f"JSON nested deeper than {MAX_DEPTH} levels"
-        kinds = set(map(type, items))
-        if kinds <= _KNOWN:  # as json.loads makes them
-            numbers = compress(items, map(_NUMBERS.__contains__, map(type, items))) if kinds & _NUMBERS else ()
-            level = list(compress(items, map(_BOXES.__contains__, map(type, items)))) if kinds & _BOXES else []
-        else:
-            numbers, level = items, [v for v in items if isinstance(v, (dict, list))]
-        problem = next(filter(None, map(_odd_number, numbers)), "")
-        depth += 1
-    return problem
-
-
-_BOXES = frozenset({dict, list})
-_NUMBERS = frozenset({int, float})
-_KNOWN = frozenset({str, bool, type(None)}) | _BOXES | _NUMBERS
-
-
-def _odd_number(value: Any) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "a number too large to be a measurement"
-    if isinstance(value, int) and abs(value) >= 1 << 64:
-        return "an integer too large to be a measurement"
+def bad_facts(facts: Mapping[str, Any]) -> str:
+    """Why the facts others read do not have their shape ("" when they do)."""
+    for key, want in FACT_TYPES.items():
+        if key not in facts:
+            continue
+        v = facts[key]
+        if isinstance(v, dict) and v and set(v) <= {"unavailable", "error"}:
+            continue
+        if not isinstance(v, want):
+            return f"'facts.{key}' is a {type(v).__name__}, not {'an object' if want is dict else 'a list'}"
+        entries = v.values() if key == "dists" else v if want is list else ()
+        odd = next((e for e in entries if not isinstance(e, dict)), None)
+        if odd is not None:
+            return f"'facts.{key}' holds a {type(odd).__name__}, not an object per entry"
+        if key == "env_vars" and not all(isinstance(x, str) for x in v.values()):
+            return "'facts.env_vars' holds a value that is not a string"
     return ""
 
 
@@ -290,7 +259,8 @@ def _not_a_report(d: Any) -> str:
     for k in _OBJECTS:
         if k in d and not isinstance(d[k], dict):
             return f"'{k}' is a {type(d[k]).__name__}, not an object"
-    return next((p for p in (_bad_result(n, r) for n, r in enumerate(d["results"])) if p), "")
+    bad = next((p for p in (_bad_result(n, r) for n, r in enumerate(d["results"])) if p), "")
+    return bad or (bad_facts(d["facts"]) if isinstance(d.get("facts"), dict) else "")
 
 
 # ------------------------------------------------------------------ serialisation (the JSON shape)
@@ -388,3 +358,56 @@ def from_dict(d: dict[str, Any]) -> Report:
         schema_version=str(d["schema_version"]),
         facts_compacted=tuple(str(n) for n in d.get("facts_compacted") or () if isinstance(n, str)),
     )
+
+
+
+
+_STATUSES = frozenset(s.value for s in Status)
+_FLEET_VALUE = (str, int, float, bool, type(None))
+
+
+def _bad_summary_row(n: int, r: Any) -> str:
+    if not isinstance(r, dict) or not isinstance(r.get("id"), str) or not isinstance(r.get("message"), str):
+        return f"result {n} is not a check result with a string 'id' and 'message'"
+    if not isinstance(r.get("status"), str) or r["status"] not in _STATUSES:
+        return f"check {r['id'][:60]!r} has no known status"
+    if any(k in r and not isinstance(r[k], str) for k in _RESULT_STRINGS):
+        return f"check {r['id'][:60]!r} has a field that is not a string"
+    tags = r.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return f"check {r['id'][:60]!r} has tags that are not a list of strings"
+    return ""
+
+
+def bad_rank_summary(s: Any) -> str:
+    """Why a rank's summary (what it sends rank 0, ``modes.distributed.rank_summary``) cannot be
+    merged ("" when it can): it comes from another machine, so it is checked as a report is."""
+    from envdoctor.core.untrusted import too_deep
+
+    if not isinstance(s, dict):
+        return f"the summary is a {type(s).__name__}, not an object"
+    problem = too_deep(s)
+    if problem:
+        return problem
+    if not isinstance(s.get("results", []), list):
+        return "'results' is not a list"
+    fleet = s.get("fleet", {})
+    if fleet is not None and (not isinstance(fleet, dict) or not all(isinstance(v, _FLEET_VALUE) for v in fleet.values())):
+        return "'fleet' is not an object of plain values"
+    return next((p for p in (_bad_summary_row(n, r) for n, r in enumerate(s.get("results", []))) if p), "")
+
+
+def rank_summaries(raw: Any) -> tuple[dict[int, dict[str, Any]], list[CheckOutcome]]:
+    """The summaries rank 0 gathered, by rank: those that can be merged, and one error row per
+    rank whose summary cannot ("rank N: unreadable: why"), never the end of the merge."""
+    good: dict[int, dict[str, Any]] = {}
+    bad: list[CheckOutcome] = []
+    for key, s in raw.items() if isinstance(raw, dict) else ():
+        rank = int(key) if isinstance(key, (int, str)) and str(key).isdigit() and len(str(key)) < 10 else None
+        problem = "its rank is not a number" if rank is None else bad_rank_summary(s)
+        if problem or rank is None:
+            why = f"rank {str(key)[:20]}: unreadable: {problem}"
+            bad.append(CheckOutcome("distributed.rank_summary", "A rank's summary", Status.ERROR, why))
+        else:
+            good[rank] = s
+    return good, bad

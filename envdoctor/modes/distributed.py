@@ -32,7 +32,7 @@ from envdoctor.core.api import ACTIONS, Item, Status
 from envdoctor.core.launch import NOT_LAUNCHED, Launch, detect_launch, launcher_name
 from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, distributed_budget
 from envdoctor.core.plan import DISTRIBUTED_TAG, RunPlan
-from envdoctor.core.report import CheckOutcome, Report
+from envdoctor.core.report import CheckOutcome, Report, rank_summaries
 from envdoctor.core.runner import Progress
 from envdoctor.core.session import execute
 
@@ -154,10 +154,10 @@ def combine(local: Report, dist: Report, launch: Launch) -> Report:
     """Rank 0's report for the whole job."""
     collective = dist.facts.get(FACT_COLLECTIVE)
     collective = collective if isinstance(collective, dict) and "ranks" in collective else {}
-    summaries = {int(k): v for k, v in (collective.get("reports") or {}).items() if isinstance(v, dict)}
+    summaries, unreadable = rank_summaries(collective.get("reports"))  # other machines' data: checked first
     if not summaries:
         summaries = {launch.rank: rank_summary(local, launch)}
-    results = merge_results(summaries) + list(dist.results)
+    results = merge_results(summaries) + unreadable + list(dist.results)
     hosts = sorted({str(s.get("host", "?")) for s in summaries.values()})
     table = _rank_table(collective, summaries)
     slim = {k: v for k, v in collective.items() if k not in ("reports", "ranks")}

@@ -73,23 +73,44 @@ def write_baseline(path: str, facts: Mapping[str, Any], not_recorded: Mapping[st
     return data
 
 
-def _read_text(path: str, what: str) -> str:
+def _read_text(path: str, what: str, limit_key: str) -> str:
+    from envdoctor.core.untrusted import LIMITS, InputError, decode_utf8, read_bytes
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise BaselineError(f"cannot read the {what} {path}: {getattr(e, 'strerror', None) or e}") from None
+        return decode_utf8(read_bytes(path, LIMITS[limit_key]))
+    except InputError as e:
+        why = "No such file or directory" if e.reason == "no such file" else f"it {e.reason}" if e.reason.startswith("is ") else e.reason
+        raise BaselineError(f"cannot read the {what} {path}: {why}") from None
+
+
+def _newer(schema: Any) -> bool:
+    """``envdoctor-baseline/N`` with N above ours: a file a newer envdoctor wrote."""
+    head, _, n = str(schema).rpartition("/")
+    return head == SCHEMA.rpartition("/")[0] and n.isdigit() and len(n) < 10 and int(n) > int(SCHEMA.rpartition("/")[2])
 
 
 def load_baseline(path: str) -> Baseline:
     """Read and validate a baseline file; raises :class:`BaselineError`."""
-    text = _read_text(path, "baseline")
+    from envdoctor.core.report import bad_facts
+    from envdoctor.core.untrusted import InputError, load_json
+
+    text = _read_text(path, "baseline", "baseline")
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = load_json(text)
+    except InputError as e:
+        if not e.syntax:
+            raise BaselineError(f"{path} is not an envdoctor baseline ({e.reason})") from None
         data = None
+    if isinstance(data, dict) and _newer(data.get("schema")):
+        raise BaselineError(
+            f"{path} was written by a newer envdoctor (schema {str(data['schema'])[:40]}; this one reads {SCHEMA}): "
+            "upgrade envdoctor, or make the baseline again with this one"
+        )
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("facts"), dict):
         raise BaselineError(f"{path} is not an envdoctor baseline (make one with `envdoctor baseline FILE`)")
+    problem = bad_facts(data["facts"])
+    if problem:
+        raise BaselineError(f"{path} is not an envdoctor baseline ({problem})")
     missing = data.get("not_recorded")
     return Baseline(
         path=path,
@@ -130,9 +151,9 @@ def parse_pylock(text: str) -> dict[str, str]:
     """{canonical name: version} from a pylock.toml (PEP 751) ``[[packages]]`` table."""
     from packaging.utils import canonicalize_name
 
-    from envdoctor.core.config import tomllib  # tomllib, or tomli on Python 3.10
+    from envdoctor.core.untrusted import load_toml
 
-    data = tomllib.loads(text)
+    data = load_toml(text)
     packages = data.get("packages", [])
     if not isinstance(packages, list):
         raise ValueError("'packages' is not an array of tables")
@@ -142,7 +163,7 @@ def parse_pylock(text: str) -> dict[str, str]:
 def load_lock(path: str) -> dict[str, Any]:
     """``{"path", "pins"}`` of a lock file (pylock.toml by its name, else requirements
     format); raises :class:`BaselineError` when it cannot be read or pins nothing exactly."""
-    text = _read_text(path, "lock file")
+    text = _read_text(path, "lock file", "lock")
     is_toml = os.path.basename(path).endswith(".toml")
     try:
         pins = parse_pylock(text) if is_toml else parse_requirements(text, path)

@@ -10,6 +10,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from envdoctor.core.untrusted import LIMITS
 from envdoctor.sources import _assemble as build
 from envdoctor.sources._acc import Acc
 from envdoctor.sources._text import raw_lines, split_lines
@@ -20,7 +21,7 @@ from envdoctor.sources.readers import run_readers
 from envdoctor.sources.report import read_json_report, read_markdown_report
 from envdoctor.sources.smi import read_smi_q, read_smi_table
 
-MAX_INPUT = 16 * 1024 * 1024  # beyond this only the head is read (and the cut is said)
+MAX_INPUT = LIMITS["paste"]  # beyond this only the head is read (and the cut is said)
 MAX_LINES = 40_000
 
 

@@ -23,12 +23,79 @@ def _unavailable(value: Any) -> str | None:
     return None
 
 
+# The fields of the facts checks read, and the JSON types a live run gives each (None: not
+# known). A pasted report's fact is taken whole only in this shape: the checks index into it as
+# they do into live facts, so a hand-edited "driver": {"version": 3} must stop here.
+_S, _N, _B = (str, type(None)), (int, float, str, type(None)), (bool, type(None))
+_STRS, _DICTS, _LIST = "strings", "objects", "list"
+_REQUIRED, _PRESENT = "required string", "present"  # a string; a string or null, but there
+_NUM = (int, float, type(None))
+_GPU = {"index": _N, "name": _S, "uuid": _S, "serial": _S, "cc": _S, "memory_total": _NUM, "memory_used": _NUM, "mig_mode": _B}
+_GPU |= {"persistence_mode": _B, "compute_mode": _S, "brand": _S, "pci_bus_id": _S, "mig_devices": _DICTS, "processes": _DICTS}
+FIELDS: dict[str, dict[str, Any]] = {
+    "torch_build": {"version": _REQUIRED, "kind": _REQUIRED, "cuda": _PRESENT, "local": _S, "hip": _S, "git_version": _S, "location": _S},
+    "torch_runtime": {"version": _S, "cuda": _S, "cudnn": _N, "nccl": _S, "arch_list": _STRS, "cuda_available": _B},
+    "python_info": {"version": _S, "version_info": _LIST, "executable": _S, "include_dir": _S, "python_h": _B, "free_threading": _B},
+    "driver": {"version": _REQUIRED, "cuda_version": _S, "source": _S, "kernel_module": _S, "nvml_error": _S},
+    "os_release": {"id": _S, "name": _S, "version": _S, "kernel": _S, "machine": _S, "libc": _LIST},
+    "torch_xla": {"version": _REQUIRED},
+    "gpus": _GPU,
+    "visible_gpus": _GPU,
+}
+FIELDS["torch_runtime"] |= {"device_count": _N, "devices": _DICTS, "loaded_libs": _LIST, "warnings": _STRS, "import_error": _S}
+_DIST = {"version": _REQUIRED, "name": _S, "requires": _STRS, "compiled": _B, "location": _S, "installer": _S}
+
+
+def _field_problem(fields: dict[str, Any], entry: Any) -> str:
+    if not isinstance(entry, dict):
+        return f"a {type(entry).__name__} where an object belongs"
+    for key, want in fields.items():
+        v = entry.get(key)
+        if want == _REQUIRED:
+            ok = isinstance(v, str)
+        elif want == _PRESENT:
+            ok = key in entry and isinstance(v, _S)
+        elif isinstance(want, str):
+            items = v if isinstance(v, list) else None
+            ok = v is None or (items is not None and (want == _LIST or all(isinstance(x, str if want == _STRS else dict) for x in items)))
+        else:
+            ok = isinstance(v, want)
+        if not ok:
+            return f"'{key}' is a {type(v).__name__}"
+    return ""
+
+
+def shape_problem(name: str, value: Any) -> str:
+    """Why a pasted report's fact does not have the shape checks read ("" when it does)."""
+    if value is None:
+        return "it is null"
+    if name == "dists":
+        if not isinstance(value, dict):
+            return f"a {type(value).__name__}, not an object"
+        return next((f"{str(k)[:40]}: {p}" for k, v in value.items() for p in [_field_problem(_DIST, v)] if p), "")
+    if name in ("env_vars", "fabric_state"):
+        ok = isinstance(value, dict) and all(isinstance(v, str if name == "env_vars" else dict) for v in value.values())
+        return "" if ok else "not an object of the values a live run records"
+    fields = FIELDS.get(name)
+    if fields is None:
+        return ""
+    if name in ("gpus", "visible_gpus"):
+        if not isinstance(value, list):
+            return f"a {type(value).__name__}, not a list"
+        return next((f"GPU {n}: {p}" for n, g in enumerate(value) for p in [_field_problem(fields, g)] if p), "")
+    return _field_problem(fields, value)
+
+
 def take_facts(facts: dict, acc: Acc, line: str) -> None:
     for name, value in facts.items():
         why = _unavailable(value)
         if why is not None:
             acc.unavailable.setdefault(str(name), why)
         elif str(name) not in acc.whole:
+            problem = shape_problem(str(name), value)
+            if problem:
+                acc.note(f"the pasted report's {str(name)[:60]} fact was not used: its shape is not envdoctor's ({problem[:120]})")
+                continue
             acc.whole[str(name)] = value
             acc.evidence.setdefault(str(name), line)
 
