@@ -5,6 +5,7 @@ Reporters are pure functions of it."""
 from __future__ import annotations
 
 import enum
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -358,8 +359,6 @@ def from_dict(d: dict[str, Any]) -> Report:
         schema_version=str(d["schema_version"]),
         facts_compacted=tuple(str(n) for n in d.get("facts_compacted") or () if isinstance(n, str)),
     )
-
-
 
 
 _STATUSES = frozenset(s.value for s in Status)
