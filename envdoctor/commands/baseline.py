@@ -13,7 +13,7 @@ import os
 import click
 
 from envdoctor import __version__
-from envdoctor.commands.output import writable_target
+from envdoctor.console import writable_target
 from envdoctor.core.exitcode import ExitCode
 
 TAG = "baseline"

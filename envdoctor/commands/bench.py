@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from envdoctor.commands.output import writable_target, write
+from envdoctor.console import writable_target, write
 from envdoctor.core import builtins
 from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.exitcode import ExitCode

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from envdoctor.commands.output import TTYProgress, emit, quiet_line, use_color, write_report
+from envdoctor.console import TTYProgress, emit, quiet_line, use_color, write_report
 from envdoctor.core.exitcode import ExitCode
 from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, DEFAULT_TIMEOUT
 from envdoctor.core.selection import PROFILE_TABLE

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from envdoctor.commands.output import writable_target, write
+from envdoctor.console import writable_target, write
 from envdoctor.core.diff import compare
 from envdoctor.core.exitcode import ExitCode
 from envdoctor.core.report import ReportError, load_report  # noqa: F401 - commands import them from here

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from envdoctor.commands.output import writable_target, write
+from envdoctor.console import writable_target, write
 from envdoctor.core.fleet import BAD, SHOWN, FactRow, Fleet, Node, Unreadable, compare, node_status  # noqa: F401 - the model, as before
 from envdoctor.core.redact import scrubber
 from envdoctor.core.report import ReportError, load_report

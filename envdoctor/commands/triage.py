@@ -12,7 +12,7 @@ import os
 
 import click
 
-from envdoctor.commands.output import emit, writable_target, write
+from envdoctor.console import emit, writable_target, write
 from envdoctor.core.exitcode import ExitCode
 from envdoctor.core.untrusted import LIMITS
 
