@@ -10,7 +10,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 AREAS=(--select triton --select toolchain --select compile --select xla)
 
 
-expect healthy 0 "^HEALTHY" -- envdoctor check "${AREAS[@]}" -v
+expect healthy 0 "HEALTHY" -- envdoctor check "${AREAS[@]}" -v
 
 # the installed triton no longer satisfies torch's Requires-Dist pin.
 fault_triton_version 3.5.1
@@ -63,5 +63,5 @@ fault_torch_xla 2.9.0
 expect "torch_xla 2.9.0 beside torch" 1 "torch_xla 2.9.0 is built for torch 2.9, but torch" -- envdoctor check --select xla
 fault_torch_xla off
 
-expect "healthy again" 0 "^HEALTHY" -- envdoctor check "${AREAS[@]}"
+expect "healthy again" 0 "HEALTHY" -- envdoctor check "${AREAS[@]}"
 finish
