@@ -31,6 +31,10 @@ assert() {  # assert NAME COMMAND...: count a failure unless COMMAND succeeds
   local name=$1; shift
   if "$@"; then echo "ok: $name"; else echo "!! FAIL $name"; fails=$((fails + 1)); fi
 }
+want() {  # COMMAND; want RC NAME: count a failure unless the command just run exited RC
+  local rc=$?; echo "[exit $rc]"
+  if [ "$rc" != "$1" ]; then echo "!! FAIL $2: wanted exit $1, got $rc"; fails=$((fails + 1)); fi
+}
 finish() { echo; echo "failures: $fails"; exit $((fails > 0)); }
 
 _pyinc() { python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])"; }
