@@ -48,10 +48,11 @@ def test_python_script_exits_with_its_verdict(script):
 
 def test_faults_kit_finish_exits_one_after_a_failure(tmp_path):
     kit = VERIFICATION / "faults.sh"
-    body = f". {kit}\nexpect ok 0 'hi' -- echo hi\nexpect bad 0 'never' -- echo hi\nwant 0 after-true\nfalse; want 0 after-false\nfinish\n"
+    body = f". {kit}\nexpect ok 0 'hi' -- echo hi\nsaw '^hi$'\nsaw 'ho'\nexpect bad 0 'never' -- echo hi\nwant 0 after-true\nfalse; want 0 after-false\nfinish\n"
     proc = subprocess.run(["bash", "-c", body], capture_output=True, text=True)
     assert proc.returncode == 1
     assert "!! FAIL bad" in proc.stdout and "!! FAIL after-false" in proc.stdout
-    assert "FAIL ok" not in proc.stdout and "failures: 2" in proc.stdout
+    assert "!! FAIL: no line matches /ho/" in proc.stdout and "ok: saw /^hi$/" in proc.stdout
+    assert "FAIL ok" not in proc.stdout and "failures: 3" in proc.stdout
     ok = subprocess.run(["bash", "-c", f". {kit}\nexpect ok 0 'hi' -- echo hi\nfinish\n"], capture_output=True, text=True)
     assert ok.returncode == 0 and "failures: 0" in ok.stdout
