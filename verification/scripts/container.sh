@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profiles, expectations and --quiet on the one-H200 machine (issue 6). Expected:
+# Profiles, expectations and --quiet on the one-H200 machine. Expected:
 #   --profile build: exit 0, no nvidia.* row (nothing that needs a GPU runs in docker build)
 #   --profile runtime: exit 0 with expect.gpus ">=1" passing (the runtime profile expects a GPU)
 #   --expect gpus=8: exit 1, expect.gpus "expected 8 GPUs, found 1 GPU (NVIDIA H200)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU hardware health (issue 18) on the GPU machine, one or two GPUs: envdoctor's health rows and
+# GPU hardware health on the GPU machine, one or two GPUs: envdoctor's health rows and
 # the figures behind them (the gpu_health fact) side by side with nvidia-smi's own readouts, so
 # every number can be compared. Expected on a healthy H200 box: every health.* row passes except
 # health.retired_pages (skip: Hopper remaps rows instead); ECC 0, remapped rows 0/0 not pending,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke checks on the GPU machine (issue 4 "Must show"): every smoke passes with per-GPU items
+# Smoke checks on the GPU machine: every smoke passes with per-GPU items
 # and durations; then natural faults, one at a time, each undone: the right smoke names the
 # right cause and the other smokes still run. Expected:
 #   healthy                   all smokes pass (xla skips: not installed); exit 0

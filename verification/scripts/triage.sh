@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Triage and migration on the one-H200 machine (issue 5). Expected:
+# Triage and migration on the one-H200 machine. Expected:
 #   before: a healthy report (exit 0), saved as JSON.
 #   fault_triton_version 3.5.0 (torch 2.11.0+cu130 pins triton==3.6.0): the after report has
 #     triton.torch_pin (and maybe triton.* / compile.* rows) failing; exit 1.
