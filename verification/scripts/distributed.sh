@@ -23,7 +23,7 @@ print("backend:", d.get("backend"), "members:", d.get("members"), "store:", d.ge
 for r in d["ranks"]:
     print("rank", r["rank"], r["host"], r["state"], json.dumps(r.get("collective")))
 PY
-[ $? = 0 ] || { echo '!! FAIL backend is not nccl'; fails=$((fails + 1)); }
+want 0 "the combined report's backend is nccl"
 
 h "fleet summary of the combined report" envdoctor fleet $OUT/nccl.json
 expect "fleet summary" 0 "1 node\(s\) pass" -- timeout 60 envdoctor fleet $OUT/nccl.json
