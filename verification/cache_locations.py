@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 24 item 1 on a GPU machine: the smokes compile in the user's own cache locations.
+"""On a GPU machine: the smokes compile in the user's own cache locations.
 
 Run as root (it mounts tmpfs) on a throwaway GPU machine with envdoctor installed next to a CUDA
 torch and Triton:  python3 verification/cache_locations.py   (about 3-5 minutes).

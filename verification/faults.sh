@@ -15,6 +15,32 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   exit 2
 fi
 
+# Assertions shared by every script: `expect` runs a command, shows its output and counts a
+# failure unless it exits as wanted and prints a line matching the pattern; `finish` prints the
+# count and exits 1 when anything failed, so a rerun answers pass/fail. `saw PATTERN` asserts more
+# of the last expect's output.
+fails=0
+expect() {  # expect NAME WANT_RC PATTERN -- COMMAND...   (WANT_RC '*': any exit; PATTERN: grep -E)
+  local name=$1 want=$2 pat=$3 out rc; shift 4
+  out=$("$@" 2>&1); rc=$?; EXPECT_OUT=$out  # the output, for further asserts on it
+  echo; echo "=== $name: $* ==="; printf '%s\n' "$out"; echo "[exit $rc]"
+  if { [ "$want" != '*' ] && [ "$rc" != "$want" ]; } || ! grep -qE -- "$pat" <<<"$out"; then
+    echo "!! FAIL $name: wanted exit $want and a line matching /$pat/"; fails=$((fails + 1))
+  fi
+}
+assert() {  # assert NAME COMMAND...: count a failure unless COMMAND succeeds
+  local name=$1; shift
+  if "$@"; then echo "ok: $name"; else echo "!! FAIL $name"; fails=$((fails + 1)); fi
+}
+want() {  # COMMAND; want RC NAME: count a failure unless the command just run exited RC
+  local rc=$?; echo "[exit $rc]"
+  if [ "$rc" != "$1" ]; then echo "!! FAIL $2: wanted exit $1, got $rc"; fails=$((fails + 1)); fi
+}
+saw() {  # saw PATTERN: count a failure unless the last expect's output has a line matching it
+  if grep -qE -- "$1" <<<"$EXPECT_OUT"; then echo "ok: saw /$1/"; else echo "!! FAIL: no line matches /$1/"; fails=$((fails + 1)); fi
+}
+finish() { echo; echo "failures: $fails"; exit $((fails > 0)); }
+
 _pyinc() { python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])"; }
 
 fault_python_h() {  # on|off: hide the interpreter's Python.h (Triton's launcher build needs it)

@@ -3,13 +3,8 @@
 # Asserts each outcome and exits non-zero at the first that does not hold.
 #   bash verification/liveness.sh            (from the repository root, envdoctor installed)
 set -uo pipefail
-fails=0
-expect() {  # expect NAME WANT_RC GREP_PATTERN -- command...
-  local name=$1 want=$2 pat=$3; shift 4
-  local out rc; out=$("$@" 2>&1); rc=$?
-  echo "== $name (exit $rc)"; echo "$out" | grep -E 'liveness|✗|HEALTHY|PROBLEMS|could not' | head -20
-  if [ "$rc" != "$want" ] || ! grep -qE "$pat" <<<"$out"; then echo "!! $name: wanted exit $want and /$pat/"; fails=$((fails+1)); fi
-}
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/faults.sh"  # expect/finish, the assertions every script shares
 expect healthy 0 'kernel ran and computed correctly on [0-9]+ GPU' -- envdoctor check --profile liveness -v
 expect hidden 1 'CUDA_ERROR_NO_DEVICE' -- env CUDA_VISIBLE_DEVICES= envdoctor check --profile liveness -v
 stub=$(find / -xdev -path '*stubs/libcuda.so' 2>/dev/null | head -1)
@@ -24,4 +19,4 @@ expect hanging-nvidia-smi 0 'kernel ran and computed correctly' -- env PATH="$h:
 echo "hanging nvidia-smi run took $(( ($(date +%s%N) - start) / 1000000 )) ms"; rm -rf "$h"
 pgrep -f 'sleep 1000' && { echo "!! a sleep 1000 outlived the run"; fails=$((fails+1)); }
 python3 benchmarks/bench_liveness.py -n 9 --json "${OUT:-/tmp}/liveness-bench.json" || fails=$((fails+1))
-echo "failures: $fails"; exit $((fails > 0))
+finish

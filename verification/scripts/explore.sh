@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Raw facts of the GPU machine, gathered once so checks are designed against reality.
+# Raw facts, no judgement; asserted only that nvidia-smi answers, CUDA initialises and the check
+# passes (`want` in faults.sh): exits 1 otherwise.
 set +e
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
 h() { echo; echo "=== $* ==="; }
 h uname; uname -a
-h nvidia-smi; timeout 20 nvidia-smi
+h nvidia-smi; timeout 20 nvidia-smi; want 0 "nvidia-smi answers"
 h "nvidia-smi -q (head)"; timeout 20 nvidia-smi -q | head -80
 h /proc/driver/nvidia/version; cat /proc/driver/nvidia/version; cat /sys/module/nvidia/version
 h ls /dev/nvidia*; ls -la /dev/nvidia* 2>&1 | head
@@ -58,7 +60,10 @@ for line in open("/proc/self/maps"):
 for p in sorted(libs): print(" ", p, "->", os.path.realpath(p))
 import triton; print("triton", triton.__version__, triton.__file__)
 PY
+want 0 "torch probe: CUDA initialises on GPU 0"
 h ptxas; ls /opt/torch/.venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ 2>&1; for p in /opt/torch/.venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ptxas*; do $p --version | tail -2; done
 h "floor: import+init+compile a+b (fresh caches)"; export TRITON_CACHE_DIR=$(mktemp -d) TORCHINDUCTOR_CACHE_DIR=$(mktemp -d); time python3 -c "
 import time; t=time.time(); import torch; a=torch.randn(8,device='cuda'); f=torch.compile(lambda a,b:a+b); f(a,a); torch.cuda.synchronize(); print('floor', time.time()-t)"
 h "envdoctor check (as of now)"; time envdoctor check --no-color -v
+want 0 "envdoctor check passes on the healthy machine"
+finish

@@ -11,6 +11,7 @@
 #  3. GPU hidden (CUDA_VISIBLE_DEVICES=""): both perf checks skip with the reason; exit 0.
 #  4. envdoctor bench: the eager / default / reduce-overhead table (compile time, ms/step,
 #     change vs eager, graph breaks); --plot if matplotlib is installed, else its clear refusal.
+# Each exit status is asserted (`want` in faults.sh); exits 1 when one does not hold.
 set +e
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
@@ -19,7 +20,7 @@ OUT=$(mktemp -d)
 
 h "perf checks, healthy" envdoctor check --select perf -v --json $OUT/perf.json
 timeout 300 envdoctor check --select perf -v --json $OUT/perf.json
-echo "exit=$?"
+want 0 "perf checks healthy"
 
 h "measured figures and NVML state under load (from the JSON report)" python3 "<facts matmul_perf/bandwidth_perf>"
 python3 - "$OUT/perf.json" <<'PY'
@@ -57,24 +58,25 @@ LOAD=$!
 for _ in $(seq 60); do [ -f "$READY" ] && break; sleep 1; done
 echo "background load pid $LOAD running: $([ -f "$READY" ] && echo yes || echo NO)"
 timeout 180 envdoctor check --select perf.matmul -v
-echo "exit=$?"
+want 0 "perf under load"
 kill "$LOAD" 2>/dev/null; wait "$LOAD" 2>/dev/null
 echo "background load stopped"
 
 h "GPU hidden (CUDA_VISIBLE_DEVICES='')" CUDA_VISIBLE_DEVICES= envdoctor check --select perf
 CUDA_VISIBLE_DEVICES= timeout 120 envdoctor check --select perf
-echo "exit=$?"
+want 0 "perf with the GPU hidden"
 
 if python3 -c "import matplotlib" 2>/dev/null; then
   h "bench (eager, default, reduce-overhead) with a plot" envdoctor bench --plot $OUT/bench.png
   timeout 420 envdoctor bench --plot $OUT/bench.png
-  echo "exit=$?"; ls -la $OUT/bench.png
+  want 0 "bench --plot"; assert "the plot was written" test -s $OUT/bench.png
 else
   h "bench --plot without matplotlib (clear refusal, exit 2, nothing run)" envdoctor bench --plot $OUT/bench.png
   timeout 60 envdoctor bench --plot $OUT/bench.png
-  echo "exit=$?"
+  want 2 "bench --plot without matplotlib"
   h "bench (eager, default, reduce-overhead)" envdoctor bench
   timeout 420 envdoctor bench
-  echo "exit=$?"
+  want 0 "bench"
 fi
 rm -rf "$OUT"
+finish

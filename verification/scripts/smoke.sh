@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke checks on the GPU machine (issue 4 "Must show"): every smoke passes with per-GPU items
+# Smoke checks on the GPU machine: every smoke passes with per-GPU items
 # and durations; then natural faults, one at a time, each undone: the right smoke names the
 # right cause and the other smokes still run. Expected:
 #   healthy                   all smokes pass (xla skips: not installed); exit 0
@@ -10,6 +10,7 @@
 #   CUDA_VISIBLE_DEVICES=     smoke.matmul fails "CUDA_VISIBLE_DEVICES='' hides all 1 GPU(s)";
 #                             GPU smokes skip with that reason; smoke.compile runs on CPU
 # Each envdoctor run takes roughly one first torch.compile (10-30 s); ~3 minutes in all.
+# Each exit status is asserted (`want` in faults.sh); exits 1 when one does not hold.
 set +e
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../faults.sh"  # the fault kit (fault_* functions), from this repository
@@ -31,7 +32,7 @@ PY
 }
 
 h "healthy: every smoke" envdoctor check --select smoke -v --json $OUT/healthy.json
-timeout 300 envdoctor check --select smoke -v --json $OUT/healthy.json; echo "exit=$?"
+timeout 300 envdoctor check --select smoke -v --json $OUT/healthy.json; want 0 "smokes healthy"
 rows $OUT/healthy.json
 
 h "healthy: per-smoke detail (kernels, graph breaks, per-GPU errors)" python3 -c "details of smoke.*"
@@ -44,27 +45,28 @@ PY
 
 NOCC=$(fault_no_compiler_path)
 h "fault: no C/C++ compiler on PATH" env -u CC -u CXX PATH=$NOCC envdoctor check --select smoke --json $OUT/nocc.json
-TO=$(command -v timeout); ED=$(command -v envdoctor); env -u CC -u CXX PATH=$NOCC $TO 300 $ED check --select smoke --json $OUT/nocc.json > /dev/null; echo "exit=$?"
+TO=$(command -v timeout); ED=$(command -v envdoctor); env -u CC -u CXX PATH=$NOCC $TO 300 $ED check --select smoke --json $OUT/nocc.json > /dev/null; want 1 "no compiler"
 rows $OUT/nocc.json
 
 h "fault: Python.h moved away" fault_python_h on
 fault_python_h on
 h "fault: Python.h moved away" envdoctor check --select smoke --json $OUT/pyh.json
-timeout 300 envdoctor check --select smoke --json $OUT/pyh.json > /dev/null; echo "exit=$?"
+timeout 300 envdoctor check --select smoke --json $OUT/pyh.json > /dev/null; want 1 "Python.h hidden"
 rows $OUT/pyh.json
 h "undo" fault_python_h off
 fault_python_h off
 
 RO=$(fault_ro_dir)
 h "fault: unwritable temporary directory" TMPDIR=$RO envdoctor check --select smoke --json $OUT/ro.json
-TMPDIR=$RO timeout 300 envdoctor check --select smoke --json $OUT/ro.json > /dev/null; echo "exit=$?"
+TMPDIR=$RO timeout 300 envdoctor check --select smoke --json $OUT/ro.json > /dev/null; want 0 "read-only TMPDIR"
 rows $OUT/ro.json
 fault_ro_dir off
 
 h "fault: CUDA_VISIBLE_DEVICES=" CUDA_VISIBLE_DEVICES= envdoctor check --select smoke --json $OUT/cvd.json
-CUDA_VISIBLE_DEVICES= timeout 300 envdoctor check --select smoke --json $OUT/cvd.json > /dev/null; echo "exit=$?"
+CUDA_VISIBLE_DEVICES= timeout 300 envdoctor check --select smoke --json $OUT/cvd.json > /dev/null; want 1 "GPU hidden"
 rows $OUT/cvd.json
 
 h "after the faults: healthy again" envdoctor check --select smoke
-timeout 300 envdoctor check --select smoke > /dev/null; echo "exit=$?"
+timeout 300 envdoctor check --select smoke > /dev/null; want 0 "healthy again"
 rm -rf "$OUT"
+finish
