@@ -108,13 +108,14 @@ class Dockerd:
         self.log.close()
 
 
-def _wheelhouse(into: Path) -> None:
-    """torch from local disk, envdoctor built from this checkout, the dependencies of both."""
+def _wheelhouse(into: Path, src: Path) -> None:
+    """torch from local disk, envdoctor built from ``src`` (a copy of the checkout: building in
+    the checkout itself would leave a build/ directory there), the dependencies of both."""
     into.mkdir(parents=True, exist_ok=True)
     for w in TORCH_WHEELS:
         shutil.copy(w, into)
     pip = [sys.executable, "-m", "pip"]
-    sh(*pip, "wheel", "-q", "--no-deps", "-w", str(into), str(REPO))
+    sh(*pip, "wheel", "-q", "--no-deps", "-w", str(into), str(src))
     sh(*pip, "download", "-q", "-d", str(into), "--only-binary=:all:", f"--find-links={into}", "torch==2.13.0", "click", "packaging",
        "psutil", "distro", "nvidia-ml-py", "setuptools>=64")  # fmt: skip
 
@@ -130,7 +131,7 @@ def _context(tmp: Path) -> Path:
         if src.is_file():
             (ctx / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, ctx / f)
-    _wheelhouse(ctx / "docker" / "wheelhouse")
+    _wheelhouse(ctx / "docker" / "wheelhouse", ctx)
     return ctx
 
 
