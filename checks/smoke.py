@@ -13,6 +13,9 @@ Triton kernel and torch's own facts run beside them in the shared worker (figure
 docs/benchmarks.md). ``ENVDOCTOR_SMOKE_PARALLEL=0`` puts everything in the shared worker;
 ``=1`` gives each compile smoke and the Triton kernel a one-off worker of its own (each pays
 its own import and first compile, at the same time).
+
+Each smoke declares its repro (``bodies/repro/``): the same step as a standalone script with
+torch alone, which ``envdoctor bundle`` ships when the smoke fails or errors.
 """
 
 from __future__ import annotations
@@ -301,7 +304,7 @@ def _fmt(x) -> str:
     return "nan/inf" if x is None else f"{x:.1e}"
 
 
-@check("smoke.matmul", tags=("smoke", "gpu", "health"))  # health: the HEALTHCHECK's proof that a kernel runs
+@check("smoke.matmul", tags=("smoke", "gpu", "health"), repro="bodies/repro/smoke_matmul.py")  # health: the HEALTHCHECK's proof that a kernel runs
 def matmul(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """Matmul on every visible GPU (fp32, TF32, bf16) matches a CPU float64 reference"""
     gate = gpu_gate(torch_build, gpus, visible_gpus, env, reports_hidden=True)
@@ -365,7 +368,7 @@ def judge_matmul(value: dict, visible_gpus) -> Result:
 # --- Triton ---------------------------------------------------------------------------------
 
 
-@check("smoke.triton", tags=("smoke", "gpu"), blame=("triton", "pytorch-triton"))
+@check("smoke.triton", tags=("smoke", "gpu"), blame=("triton", "pytorch-triton"), repro="bodies/repro/smoke_triton.py")
 def triton_kernel(probe, torch_build, dists, env, gpus=None, visible_gpus=None, gpu_health=None):
     """A Triton vector-add kernel from a file compiles, launches and computes x + y exactly"""
     if not any(k in dists for k in TRITON_DISTS):
@@ -456,7 +459,7 @@ def driver_hung(nvidia_query) -> str:
     return next(iter(hung.values()), "") if hung else ""
 
 
-@check("smoke.compile", tags=("smoke", "build"), blame=("triton", "pytorch-triton"))  # Inductor's GPU backend
+@check("smoke.compile", tags=("smoke", "build"), blame=("triton", "pytorch-triton"), repro="bodies/repro/smoke_compile.py")  # Inductor's GPU backend
 def compile_smoke(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None, nvidia_query=None):
     """torch.compile (Inductor) of a function and a small conv net matches eager, without graph breaks"""
     off = compile_switched_off(env)
@@ -554,7 +557,7 @@ def _gpu_smoke(probe, torch_build, env, gpus, visible_gpus, function: str, timeo
     return value
 
 
-@check("smoke.cudagraphs", tags=("smoke", "gpu"))
+@check("smoke.cudagraphs", tags=("smoke", "gpu"), repro="bodies/repro/smoke_cudagraphs.py")
 def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """torch.compile(mode="reduce-overhead") captures and replays a CUDA graph correctly"""
     value = _gpu_smoke(
@@ -587,7 +590,7 @@ def cudagraphs(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health
     return ok(f"captured and replayed; matches eager (max error {value['max_error']:.1e})", details=value)
 
 
-@check("smoke.amp_compile", tags=("smoke", "gpu"))
+@check("smoke.amp_compile", tags=("smoke", "gpu"), repro="bodies/repro/smoke_amp_compile.py")
 def amp_compile(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """bf16 autocast with torch.compile matches eager autocast"""
     value = _gpu_smoke(
@@ -617,7 +620,7 @@ def amp_compile(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_healt
 # --- torch_xla ------------------------------------------------------------------------------
 
 
-@check("smoke.xla", tags=("smoke",))
+@check("smoke.xla", tags=("smoke",), repro="bodies/repro/smoke_xla.py")
 def xla(probe, dists, env):
     """A tensor op on the XLA device matches CPU"""
     if "torch-xla" not in dists:

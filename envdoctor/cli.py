@@ -36,6 +36,11 @@ COMMANDS = {
         "baseline_cmd",
         "Record this environment into FILE, for `envdoctor check --baseline FILE` later.",
     ),
+    "bundle": (
+        "envdoctor.commands.bundle",
+        "bundle_cmd",
+        "Run the checks and write one archive a maintainer can reproduce from: the redacted reports, a standalone repro of each failing smoke with its captured output, the steering environment variables, nvidia-smi -q and a manifest.",
+    ),
     "triage-event": (
         "envdoctor.commands.triage_event",
         "triage_event_cmd",

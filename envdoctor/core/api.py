@@ -34,6 +34,7 @@ import inspect
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 CHECK_ATTR = "__envdoctor_check__"
@@ -250,6 +251,7 @@ class CheckSpec:
     source: str = "built-in"
     sources: tuple[str, ...] = ("live",)  # the fact sources it can judge (triage runs only those with "pasted")
     blame: tuple[str, ...] = ()  # distributions and facts, beyond its parameters, that can move its verdict (diff's causes)
+    repro: str = ""  # a standalone script that redoes the check's step with the stack alone (envdoctor bundle); absolute path
 
     @property
     def area(self) -> str:
@@ -273,7 +275,13 @@ CHECK_SOURCES = ("live", "pasted")
 
 
 def check(
-    id: str, *, tags: Sequence[str] = (), timeout: float | None = None, sources: Sequence[str] = ("live",), blame: Sequence[str] = ()
+    id: str,
+    *,
+    tags: Sequence[str] = (),
+    timeout: float | None = None,
+    sources: Sequence[str] = ("live",),
+    blame: Sequence[str] = (),
+    repro: str = "",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a check. Its docstring's first line is its title.
 
@@ -293,6 +301,10 @@ def check(
     regression's likely cause only along a path: a fact the check takes or blames, directly or
     through the facts those are derived from, or a distribution it blames. A parameter such as
     ``dists`` holds every distribution, so it alone blames none of them.
+
+    ``repro`` names a standalone script, relative to the check's module file, that redoes the
+    check's step with the stack alone (no envdoctor import): ``envdoctor bundle`` ships it for a
+    failing or erroring check, so a maintainer can rerun that step on its own.
     """
     if not id or " " in id or "." not in id:
         raise ValueError(f"check id must be dotted, like 'area.name': {id!r}")
@@ -303,7 +315,9 @@ def check(
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         doc = (func.__doc__ or "").strip().splitlines()
         title = doc[0].strip() if doc else id
-        setattr(func, CHECK_ATTR, CheckSpec(id, func, title, tuple(tags), _params(func), timeout, sources=srcs, blame=tuple(blame)))
+        script = str(Path(inspect.getfile(func)).resolve().parent / repro) if repro else ""
+        spec = CheckSpec(id, func, title, tuple(tags), _params(func), timeout, sources=srcs, blame=tuple(blame), repro=script)
+        setattr(func, CHECK_ATTR, spec)
         return func
 
     return deco
