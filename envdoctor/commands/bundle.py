@@ -36,7 +36,7 @@ from envdoctor.core.selection import PROFILE_TABLE
 ROOT = "envdoctor-bundle"  # the folder every member lies in (envdoctor.sources.bundle reads it)
 MAX_TOTAL = 1024 * 1024
 RESERVE = 48 * 1024  # kept for README.md and manifest.json, written last
-LIMITS = {"log": 64 * 1024, "env": 32 * 1024, "nvidia-smi": 256 * 1024, "bug-report": 384 * 1024}
+LIMITS = {"log": 64 * 1024, "env": 32 * 1024, "nvidia-smi": 192 * 1024, "bug-report": 384 * 1024}
 SMI_TIMEOUT = 60.0
 BUG_REPORT_TIMEOUT = 300.0
 
@@ -171,7 +171,9 @@ def add_nvidia(bundle: Bundle, bug_report: bool) -> None:
 
     smi = run(["nvidia-smi", "-q"], timeout=SMI_TIMEOUT)
     if smi.ok:
-        bundle.add("nvidia-smi-q.txt", smi.stdout, limit=LIMITS["nvidia-smi"])
+        # A longer output reaches us as its tail already, marked with a leading ellipsis.
+        longer = "its output was longer than the tail the command runner keeps" if smi.stdout.startswith("…") else ""
+        bundle.add("nvidia-smi-q.txt", smi.stdout, limit=LIMITS["nvidia-smi"], note=longer)
     else:
         why = smi.describe()
         bundle.add("nvidia-smi-q.txt", f"# nvidia-smi -q gave nothing here: {why}\n{smi.stdout}{smi.stderr}", limit=LIMITS["log"], note=why)

@@ -54,8 +54,18 @@ def decode(data: bytes, name: str) -> str:
 
 
 def read_input(path: str) -> str:
+    """The paste: the text of the file (or standard input), or, for a bundle that
+    ``envdoctor bundle`` wrote, its report and captured logs (envdoctor.sources.bundle)."""
     name = "standard input" if path == "-" else path
-    return decode(_read_bytes(path), name)
+    data = _read_bytes(path)
+    from envdoctor.sources import bundle
+
+    if bundle.is_bundle(data):
+        try:
+            return decode(bundle.paste_text(data[:MAX_BYTES]).encode("utf-8"), name)
+        except bundle.BundleError as e:
+            raise InputError(f"{name} {e}") from None
+    return decode(data, name)
 
 
 @click.command("triage")

@@ -173,13 +173,14 @@ class ReportError(Exception):
 
 
 def load_report(path: str) -> dict[str, Any]:
-    """A report file, read within its size limit and checked for a report's shape; raises
-    :class:`ReportError` (one line) for anything else."""
-    from envdoctor.core.untrusted import LIMITS, InputError, decode_utf8, load_json, read_bytes
+    """A report file (or the report.json of a bundle that ``envdoctor bundle`` wrote), read
+    within its size limit and checked for a report's shape; raises :class:`ReportError` (one
+    line) for anything else."""
+    from envdoctor.core.untrusted import LIMITS, InputError, load_json, read_bytes
 
     name = os.path.basename(path) or path
     try:
-        text = decode_utf8(read_bytes(path, LIMITS["report"]))
+        text = _report_text(path, read_bytes(path, LIMITS["report"]))
     except InputError as e:
         if e.reason.startswith("is not UTF-8"):
             raise ReportError(path, "is not an envdoctor JSON report (binary data)") from None
@@ -194,6 +195,19 @@ def load_report(path: str) -> dict[str, Any]:
     if problem:
         raise ReportError(name, f"is not an envdoctor report ({problem}); make one with `envdoctor check --format json -o FILE`")
     return data
+
+
+def _report_text(path: str, data: bytes) -> str:
+    """The text of a report file's bytes: UTF-8, or a bundle's report.json (``envdoctor bundle``)."""
+    from envdoctor.core.untrusted import decode_utf8
+    from envdoctor.sources.bundle import BundleError, is_bundle, report_text
+
+    if not is_bundle(data):
+        return decode_utf8(data)
+    try:
+        return report_text(data)
+    except BundleError as e:
+        raise ReportError(path, str(e)) from None
 
 
 _OBJECTS = ("tool", "platform", "options", "summary", "facts")

@@ -10,7 +10,6 @@ are looked at, and only regular files directly under the bundle's folder are rea
 from __future__ import annotations
 
 import io
-import os
 import tarfile
 import zlib
 
@@ -19,7 +18,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 MAX_PACKED = 16 * 1024 * 1024
 MAX_UNPACKED = 8 * 1024 * 1024
 MAX_MEMBERS = 256
-# What triage reads, in this order: the JSON report (the facts whole), then what was captured.
+# The captured logs and outputs triage reads (with the JSON report).
 PASTE_SUFFIXES = (".log", ".txt")
 
 
@@ -61,24 +60,16 @@ def _entries(tar: tarfile.TarFile):
 
 
 def paste_text(data: bytes) -> str:
-    """The text triage reads from a bundle: its JSON report, then its logs and captured outputs."""
+    """The text triage reads from a bundle: its logs and captured outputs (the error text, quoted
+    as evidence from there), then its JSON report (the facts whole)."""
     files = members(data)
-    parts = [files.get("report.json", "")]
-    parts += [text for name, text in sorted(files.items()) if name.endswith(PASTE_SUFFIXES)]
+    parts = [text for name, text in sorted(files.items()) if name.endswith(PASTE_SUFFIXES)]
+    parts.append(files.get("report.json", ""))
     return "\n\n".join(p for p in parts if p.strip())
 
 
-def report_in_bundle(path: str) -> str | None:
-    """The JSON report inside the bundle at ``path``; None when ``path`` is not a gzip file."""
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, "rb") as f:
-            if not is_bundle(f.read(2)):
-                return None
-            data = GZIP_MAGIC + f.read(MAX_PACKED)
-    except OSError:
-        return None  # the report loader says why it cannot read the file
+def report_text(data: bytes) -> str:
+    """The JSON report inside the bundle whose bytes are ``data``."""
     if len(data) > MAX_PACKED:
         raise BundleError(f"is larger than {MAX_PACKED // (1024 * 1024)} MB, which no bundle is")
     report = members(data).get("report.json")
