@@ -304,7 +304,8 @@ def _fmt(x) -> str:
     return "nan/inf" if x is None else f"{x:.1e}"
 
 
-@check("smoke.matmul", tags=("smoke", "gpu", "health"), repro="bodies/repro/smoke_matmul.py")  # health: the HEALTHCHECK's proof that a kernel runs
+# health: the HEALTHCHECK's proof that a kernel runs
+@check("smoke.matmul", tags=("smoke", "gpu", "health"), repro="bodies/repro/smoke_matmul.py")
 def matmul(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None):
     """Matmul on every visible GPU (fp32, TF32, bf16) matches a CPU float64 reference"""
     gate = gpu_gate(torch_build, gpus, visible_gpus, env, reports_hidden=True)

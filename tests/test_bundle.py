@@ -103,7 +103,9 @@ def test_without_a_compiler_the_repro_fails_on_its_own_as_the_smoke_did(nocc_bun
     error = next(ln for ln in reversed(log.splitlines()) if "InvalidCxxCompiler" in ln)  # the probe's own error line
     script = tmp_path / "repro_smoke.compile.py"  # alone in a directory of its own
     script.write_bytes(files["repro_smoke.compile.py"])
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=no_compiler_env(), timeout=600, cwd=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=no_compiler_env(), timeout=600, cwd=str(tmp_path)
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert error.strip() in done.stderr and "g++" in done.stderr
     assert "step: torch.compile of the function on cpu" in done.stdout
@@ -230,17 +232,40 @@ def test_a_check_without_a_declared_repro_is_named_but_gets_none(tmp_path):
     assert "no repro" in done.stdout and "plain.fails" in files["README.md"].decode() and "nvidia-smi-q.txt" in files
 
 
-def test_every_smoke_declares_a_standalone_repro():
+def test_every_smoke_declares_a_repro_that_stands_alone(tmp_path):
+    from envdoctor.commands.bundle import repro_script
     from envdoctor.core.registry import discover
 
     smokes = [c for c in discover(()).checks if "smoke" in c.tags]
     assert smokes and all(c.repro and Path(c.repro).is_file() for c in smokes), [c.id for c in smokes if not c.repro]
-    allowed = {"os", "sys", "shutil", "tempfile", "torch", "triton", "triton.language", "torch_xla", "torch_xla.core.xla_model", "torch_xla.runtime"}
+    allowed = {"os", "sys", "shutil", "tempfile", "torch", "triton", "triton.language", "torch_xla", "torch_xla.core.xla_model"}
+    allowed.add("torch_xla.runtime")
     for c in smokes:
-        tree = ast.parse(Path(c.repro).read_text())
+        script = repro_script(c.repro)
+        tree = ast.parse(script)
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert imported <= allowed, (c.id, imported - allowed)
+        assert imported <= allowed, (c.id, imported - allowed)  # no envdoctor, no helper module left to find
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert {"run_in_fresh_caches", "no_gpu"} & names <= defined, c.id
+
+
+def test_a_shipped_repro_runs_alone_and_cleans_its_caches(tmp_path):
+    # The Triton repro under the interpreter (this CPU machine): exact, and its caches removed.
+    from envdoctor.commands.bundle import repro_script
+    from envdoctor.core.registry import discover
+
+    spec = next(c for c in discover(()).checks if c.id == "smoke.triton")
+    script = tmp_path / "alone" / "repro_smoke.triton.py"
+    script.parent.mkdir()
+    script.write_text(repro_script(spec.repro))
+    caches = tmp_path / "caches"
+    env = {**os.environ, "TRITON_CACHE_DIR": str(caches)}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600, cwd=str(script.parent))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok: max error 0" in done.stdout and list(caches.iterdir()) == []
+    assert sorted(p.name for p in script.parent.iterdir()) == ["repro_smoke.triton.py"]
 
 
 # ---------------------------------------------------------------- hostile bundles

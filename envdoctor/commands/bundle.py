@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 import time
 from dataclasses import dataclass, field
@@ -123,8 +124,7 @@ def add_repros(bundle: Bundle, report, checks) -> list[dict]:
         if row.status not in (Status.FAIL, Status.ERROR) or row.id not in declared:
             continue
         try:
-            with open(declared[row.id], encoding="utf-8") as f:
-                template = f.read(256 * 1024)
+            template = repro_script(declared[row.id])
         except OSError as e:
             bundle.notes.append(f"{row.id}: its repro {os.path.basename(declared[row.id])} cannot be read ({e.strerror or e})")
             continue
@@ -139,6 +139,28 @@ def add_repros(bundle: Bundle, report, checks) -> list[dict]:
         bundle.add(log, captured(row), limit=LIMITS["log"])
         shipped.append({"check": row.id, "status": row.status.value, "script": script, "log": log, "run": f"python3 {script}"})
     return shipped
+
+
+# A template's line that names a helper module beside it, replaced by that module's text.
+INLINE = re.compile(r"^from (_?[A-Za-z][A-Za-z0-9_]{0,60}) import [A-Za-z0-9_, ]{1,200}  # envdoctor-repro: inline$", re.M)
+MAX_TEMPLATE = 256 * 1024
+
+
+def repro_script(path: str) -> str:
+    """The standalone script of a repro template: each ``from _x import ...  # envdoctor-repro:
+    inline`` line replaced by the module ``_x.py`` beside it (what the templates share)."""
+    folder = os.path.dirname(path)
+
+    def read(p: str) -> str:
+        with open(p, encoding="utf-8") as f:
+            return f.read(MAX_TEMPLATE)
+
+    def inline(m: re.Match) -> str:
+        return (
+            f"# --- {m.group(1)}.py, inlined by envdoctor bundle ---\n" + read(os.path.join(folder, m.group(1) + ".py")).strip() + "\n# ---"
+        )
+
+    return INLINE.sub(inline, read(path))
 
 
 def captured(row) -> str:
@@ -311,10 +333,14 @@ def check_options(**given) -> dict:
 
 
 @click.command("bundle")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the archive to FILE (default: envdoctor-bundle-<UTC time>.tar.gz here).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the archive to FILE (default: envdoctor-bundle-<UTC time>.tar.gz here)."
+)
 @click.option("-s", "--select", multiple=True, metavar="PATTERN", help="Run only matching checks (as `envdoctor check --select`).")
 @click.option("-d", "--deselect", multiple=True, metavar="PATTERN", help="Leave out matching checks.")
-@click.option("--profile", type=click.Choice(list(PROFILE_TABLE)), default="default", show_default=True, help="As `envdoctor check --profile`.")
+@click.option(
+    "--profile", type=click.Choice(list(PROFILE_TABLE)), default="default", show_default=True, help="As `envdoctor check --profile`."
+)
 @click.option("--timeout", type=float, default=None, help="Seconds the checks may take (as `envdoctor check --timeout`).")
 @click.option("--checks-path", multiple=True, type=click.Path(), metavar="DIR", help="Also load check modules (*.py) from DIR.")
 @click.option("--redact", is_flag=True, help="Also hide host, user, home paths, IP addresses and GPU UUIDs/serials.")

@@ -7,27 +7,9 @@ TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR when they are set), so nothing cached
 failure. Exit 0: both compile and match eager here; 1: a step failed (its traceback is on stderr).
 """
 
-import os
-import shutil
 import sys
-import tempfile
 
-CACHES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-
-
-def run_in_fresh_caches(main):
-    """main() with each cache variable pointing to a new directory, removed afterwards."""
-    made = []
-    try:
-        for var in CACHES:
-            base = os.environ.get(var) or tempfile.gettempdir()
-            os.makedirs(base, exist_ok=True)
-            made.append(tempfile.mkdtemp(prefix="envdoctor-repro-", dir=base))
-            os.environ[var] = made[-1]
-        return main()
-    finally:
-        for d in made:
-            shutil.rmtree(d, ignore_errors=True)
+from _prelude import run_in_fresh_caches  # envdoctor-repro: inline
 
 
 def main():
@@ -40,7 +22,9 @@ def main():
         return torch.relu(torch.sin(x) * torch.cos(y) + x) * 2.0
 
     nn = torch.nn
-    net = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+    net = nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)
+    )
     gen = torch.Generator().manual_seed(0)
     steps = (
         ("function", function, (torch.randn(64, generator=gen).to(device), torch.randn(64, generator=gen).to(device))),

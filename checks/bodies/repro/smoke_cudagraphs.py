@@ -6,35 +6,15 @@ It needs torch only. Compile caches are fresh (made inside TORCHINDUCTOR_CACHE_D
 TRITON_CACHE_DIR when they are set). Exit 0: replays match eager; 1: a step failed.
 """
 
-import os
-import shutil
 import sys
-import tempfile
 
-CACHES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-
-
-def run_in_fresh_caches(main):
-    """main() with each cache variable pointing to a new directory, removed afterwards."""
-    made = []
-    try:
-        for var in CACHES:
-            base = os.environ.get(var) or tempfile.gettempdir()
-            os.makedirs(base, exist_ok=True)
-            made.append(tempfile.mkdtemp(prefix="envdoctor-repro-", dir=base))
-            os.environ[var] = made[-1]
-        return main()
-    finally:
-        for d in made:
-            shutil.rmtree(d, ignore_errors=True)
+from _prelude import no_gpu, run_in_fresh_caches  # envdoctor-repro: inline
 
 
 def main():
     import torch
 
-    print(f"torch {torch.__version__} (CUDA {torch.version.cuda})", flush=True)
-    if not torch.cuda.is_available():
-        print("FAIL: torch sees no GPU (torch.cuda.is_available() is False)")
+    if no_gpu(torch):
         return 1
 
     def f(x, y):

@@ -8,6 +8,8 @@ It needs torch only. Exit 0: every GPU is within tolerance; 1: torch sees no GPU
 
 import sys
 
+from _prelude import no_gpu  # envdoctor-repro: inline
+
 TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 1.5e-2}
 
 
@@ -33,9 +35,7 @@ def one_gpu(torch, index, a, b):
 def main():
     import torch
 
-    print(f"torch {torch.__version__} (CUDA {torch.version.cuda})", flush=True)
-    if not torch.cuda.is_available():
-        print("FAIL: torch sees no GPU (torch.cuda.is_available() is False)")
+    if no_gpu(torch):
         return 1
     gen = torch.Generator().manual_seed(0)
     a = torch.randn(256, 256, generator=gen)

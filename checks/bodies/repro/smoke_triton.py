@@ -8,29 +8,10 @@ Exit 0: the kernel is exact here; 1: a step failed (its traceback is on stderr).
 """
 
 import os
-import shutil
 import sys
-import tempfile
 
-CACHES = ("TRITON_CACHE_DIR",)
-
-
-def run_in_fresh_caches(main):
-    """main() with each cache variable pointing to a new directory, removed afterwards."""
-    made = []
-    try:
-        for var in CACHES:
-            base = os.environ.get(var) or tempfile.gettempdir()
-            os.makedirs(base, exist_ok=True)
-            made.append(tempfile.mkdtemp(prefix="envdoctor-repro-", dir=base))
-            os.environ[var] = made[-1]
-        return main()
-    finally:
-        for d in made:
-            shutil.rmtree(d, ignore_errors=True)
-
-
-import torch  # noqa: E402 - before triton: whether a GPU is there decides TRITON_INTERPRET
+import torch  # before triton: whether a GPU is there decides TRITON_INTERPRET
+from _prelude import run_in_fresh_caches  # envdoctor-repro: inline
 
 if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"  # no GPU: Triton's CPU interpreter, as the smoke runs it; read on import
@@ -64,4 +45,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(run_in_fresh_caches(main))
+    sys.exit(run_in_fresh_caches(main, ("TRITON_CACHE_DIR",)))
