@@ -315,3 +315,12 @@ def test_tail_keeps_the_last_lines_and_says_the_cut():
     assert len(kept) <= 1000 and kept.decode().rstrip().endswith("line 9999")
     assert kept.decode().startswith(f"[envdoctor bundle: {cut}]\nline ") and cut.startswith("the first ")
     assert tail("short\n", 1000) == (b"short\n", "")
+
+
+def test_a_bug_report_cut_short_keeps_what_it_holds():
+    from envdoctor.commands.bundle import last_bytes
+
+    packed = gzip.compress(b"".join(b"line %d\n" % i for i in range(200000)))
+    got = last_bytes(gzip.open(io.BytesIO(packed[: len(packed) // 2])), 1000)
+    assert len(got) == 1000 and b"line 199999" not in got and got.count(b"line ") > 50  # the tail up to the cut
+    assert last_bytes(gzip.open(io.BytesIO(packed)), 1000).endswith(b"line 199999\n")

@@ -39,7 +39,7 @@ MAX_TOTAL = 1024 * 1024
 RESERVE = 48 * 1024  # kept for README.md and manifest.json, written last
 LIMITS = {"log": 64 * 1024, "env": 32 * 1024, "nvidia-smi": 192 * 1024, "bug-report": 384 * 1024}
 SMI_TIMEOUT = 60.0
-BUG_REPORT_TIMEOUT = 300.0
+BUG_REPORT_TIMEOUT = 180.0
 
 
 @dataclass
@@ -85,7 +85,9 @@ class Bundle:
         buf = io.BytesIO()
         now = int(time.time())
         with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
-            for name, (data, mode) in self.data.items():
+            first = [n for n in ("README.md", "manifest.json") if n in self.data]
+            for name in first + [n for n in self.data if n not in first]:  # what to read first, first
+                data, mode = self.data[name]
                 info = tarfile.TarInfo(f"{ROOT}/{name}")
                 info.size, info.mode, info.mtime = len(data), mode, now
                 tar.addfile(info, io.BytesIO(data))
@@ -228,10 +230,16 @@ def add_bug_report(bundle: Bundle) -> None:
 
 
 def last_bytes(f, n: int) -> bytes:
-    """The last ``n`` bytes of a stream, reading it once in chunks (bounded memory)."""
+    """The last ``n`` bytes of a stream, reading it once in chunks (bounded memory); a gzip
+    stream cut short (the tool killed at its deadline) gives what it holds up to the cut."""
+    import zlib
+
     keep = b""
-    while chunk := f.read(1024 * 1024):
-        keep = (keep + chunk)[-n:]
+    try:
+        while chunk := f.read(1024 * 1024):
+            keep = (keep + chunk)[-n:]
+    except (EOFError, OSError, zlib.error):
+        pass
     return keep
 
 
