@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import make_plugin, run_cli
 from tests.secret_shapes import ENV_SECRETS, SHAPES
 
 CANARIES = tuple(c for _, _, cs in SHAPES for c in cs) + tuple(c for _, cs in ENV_SECRETS.values() for c in cs)
@@ -230,6 +230,24 @@ def test_a_check_without_a_declared_repro_is_named_but_gets_none(tmp_path):
     manifest = assert_manifest_true(files)
     assert manifest["repros"] == [] and manifest["failing_without_repro"] == ["plain.fails"]
     assert "no repro" in done.stdout and "plain.fails" in files["README.md"].decode() and "nvidia-smi-q.txt" in files
+
+
+def test_an_installed_plugins_contained_check_ships_its_repro(tmp_path):
+    # Entry-point plugins run contained (a host process describes their checks): the repro survives.
+    root = make_plugin(
+        tmp_path / "site",
+        "envdoctor-mysite",
+        "envdoctor_mysite",
+        'from envdoctor import check, fail\n\n\n@check("mysite.x", repro="repro/x.py")\n'
+        'def x():\n    """Fails, with a repro"""\n    return fail("broken here")\n',
+    )
+    (root / "repro").mkdir()
+    (root / "repro" / "x.py").write_text("import sys\n\nsys.exit(1)\n")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    path, done = bundle(tmp_path, "-s", "mysite", env=env)
+    files = members(path)
+    assert "1 repro(s): repro_mysite.x.py" in done.stdout
+    assert files["repro_mysite.x.py"].decode().endswith("import sys\n\nsys.exit(1)\n")
 
 
 def test_every_smoke_declares_a_repro_that_stands_alone(tmp_path):

@@ -90,6 +90,7 @@ def describe(dist: str, builtin_facts: Sequence[str]) -> dict[str, Any]:
             "timeout": c.timeout,
             "source": c.source,
             "sources": list(c.sources),
+            "repro": c.repro,
             "needs": _needs(reg, c.params),
         }
         for c in reg.checks
@@ -200,7 +201,9 @@ def add_described(reg: Registry, dist: str, desc: Mapping[str, Any], builtin_fac
         needs = [n for n in c["needs"] if n != "probe"]
         func = functools.partial(_proxy, dist, builtin_facts, f"plugin {dist}", c["id"], f"plugin {c['source']}")
         params = (Param("probe", False), *(Param(n, True) for n in needs))
-        spec = CheckSpec(c["id"], func, c["title"], tuple(c["tags"]), params, c["timeout"], c["source"], tuple(c["sources"]))
+        spec = CheckSpec(
+            c["id"], func, c["title"], tuple(c["tags"]), params, c["timeout"], c["source"], tuple(c["sources"]), str(c.get("repro") or "")
+        )
         seen[spec.id] = spec
         reg.checks.append(spec)
     taken = {s.id for s in reg.signatures}
