@@ -365,6 +365,7 @@ def bundle_cmd(output, select, deselect, profile, timeout, checks_path, redact, 
     plan = make_plan(**check_options(**given, **({"timeout": timeout} if timeout is not None else {})))
     report = protect(compact_report(run(plan), plan.registry.facts), plan.redact)
     if report.interrupted:
+        click.echo("envdoctor bundle: interrupted; no bundle written", err=True)
         raise SystemExit(ExitCode.INTERRUPTED)
     bundle = build(report, plan.registry.checks, dict(os.environ), bug_report=bug_report)
     problem = write_report(path, bundle.archive())
