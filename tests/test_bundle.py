@@ -342,3 +342,24 @@ def test_a_bug_report_cut_short_keeps_what_it_holds():
     got = last_bytes(gzip.open(io.BytesIO(packed[: len(packed) // 2])), 1000)
     assert len(got) == 1000 and b"line 199999" not in got and got.count(b"line ") > 50  # the tail up to the cut
     assert last_bytes(gzip.open(io.BytesIO(packed)), 1000).endswith(b"line 199999\n")
+
+
+def test_redact_hides_identities_in_every_member(tmp_path):
+    import socket
+
+    uuid = "GPU-3f1c2a9e-8b7d-4c6e-9a51-2d0e7f4b1c93"
+    host, home = socket.gethostname(), os.path.expanduser("~")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text(f"#!{sys.executable}\nprint('GPU UUID : {uuid}\\nhost {host} home {home}/x')\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.path.dirname(sys.executable)}"}
+    plain, _ = bundle(tmp_path, "-s", "system.environment", env=env, name="plain.tar.gz")
+    assert uuid in members(plain)["nvidia-smi-q.txt"].decode()  # an identity, not a secret: kept without --redact
+    redacted, _ = bundle(tmp_path, "-s", "system.environment", "--redact", env=env, name="redacted.tar.gz")
+    files = members(redacted)
+    assert "GPU UUID : <gpu-uuid-1>" in files["nvidia-smi-q.txt"].decode() and "home <home>/x" in files["nvidia-smi-q.txt"].decode()
+    for name, data in files.items():
+        text = data.decode()
+        assert uuid not in text and home + "/" not in text and f"host {host} " not in text, name
+    assert_manifest_true(files)

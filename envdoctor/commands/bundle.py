@@ -28,6 +28,7 @@ import re
 import tarfile
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import click
 
@@ -47,6 +48,7 @@ class Bundle:
     """The members written so far; every text goes through the scrubber in :meth:`add`."""
 
     env: dict
+    anon: Any = None  # with --redact: the report's Anonymizer, applied to every file after the scrubber
     files: list[dict] = field(default_factory=list)
     data: dict[str, tuple[bytes, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -61,6 +63,8 @@ class Bundle:
         from envdoctor.core.scrub import scrub
 
         clean = text if scrubbed else scrub(text, env=self.env)
+        if self.anon is not None and not scrubbed:
+            clean = self.anon.text(clean)
         room = MAX_TOTAL - RESERVE - self.used if name not in ("README.md", "manifest.json") else MAX_TOTAL - self.used
         kept, cut = tail(clean, min(limit or room, room))
         entry = {"name": name, "bytes": len(kept), "sha256": hashlib.sha256(kept).hexdigest()}
@@ -76,9 +80,12 @@ class Bundle:
         """A JSON file: every string in it (keys included) scrubbed before it is serialised, so
         the JSON stays valid (a report's secret-named keys were hidden at the report boundary;
         here a count under "pass" is a number, not a password)."""
-        from envdoctor.core.scrub import scrub
+        from envdoctor.core.scrub import scrub, walk
 
-        text = json.dumps(scrub(value, env=self.env, key_rule=False), indent=2, ensure_ascii=False) + "\n"
+        clean = scrub(value, env=self.env, key_rule=False)
+        if self.anon is not None:
+            clean = walk(clean, self.anon.text)
+        text = json.dumps(clean, indent=2, ensure_ascii=False) + "\n"
         self.add(name, text, scrubbed=True)
 
     def archive(self) -> bytes:
@@ -306,12 +313,13 @@ def manifest(bundle: Bundle, report, shipped: list[dict], without: list[str]) ->
     }
 
 
-def build(report, checks, env: dict, *, bug_report: bool = False) -> Bundle:
-    """The bundle of a protected report: every member scrubbed, within MAX_TOTAL bytes."""
+def build(report, checks, env: dict, *, bug_report: bool = False, anon=None) -> Bundle:
+    """The bundle of a protected report: every member scrubbed (and, with ``anon``, its
+    identities replaced as the report's were), within MAX_TOTAL bytes."""
     from envdoctor.core.api import Status
     from envdoctor.reporters import render
 
-    bundle = Bundle(dict(env))
+    bundle = Bundle(dict(env), anon)
     bundle.add_json("report.json", json.loads(render(report, "json")))
     bundle.add("report.md", render(report, "markdown"))
     text, note = env_text(report)
@@ -358,16 +366,18 @@ def bundle_cmd(output, select, deselect, profile, timeout, checks_path, redact, 
     from envdoctor.commands.check import make_plan, run
     from envdoctor.commands.output import writable_target, write_report
     from envdoctor.core.compact import compact_report
-    from envdoctor.core.redact import protect
+    from envdoctor.core.redact import anonymizer, protect
 
     path = writable_target(output or default_name())
     given = {"select": select, "deselect": deselect, "profile": profile, "checks_path": checks_path, "redact": redact}
     plan = make_plan(**check_options(**given, **({"timeout": timeout} if timeout is not None else {})))
-    report = protect(compact_report(run(plan), plan.registry.facts), plan.redact)
+    raw = compact_report(run(plan), plan.registry.facts)
+    anon = anonymizer(raw) if plan.redact else None
+    report = protect(raw, plan.redact, anon=anon)
     if report.interrupted:
         click.echo("envdoctor bundle: interrupted; no bundle written", err=True)
         raise SystemExit(ExitCode.INTERRUPTED)
-    bundle = build(report, plan.registry.checks, dict(os.environ), bug_report=bug_report)
+    bundle = build(report, plan.registry.checks, dict(os.environ), bug_report=bug_report, anon=anon)
     problem = write_report(path, bundle.archive())
     if problem:
         click.echo(f"envdoctor bundle: {problem}", err=True)

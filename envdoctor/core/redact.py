@@ -213,21 +213,26 @@ def _with_hosts(identity: Identity, hosts: Iterable[str]) -> Identity:
     return dataclasses.replace(identity, hostnames=identity.hostnames + extra)
 
 
-def redact_report(report: Report, identity: Identity | None = None) -> Report:
-    """The ``--redact`` layer (apply after :func:`scrub_report`)."""
+def anonymizer(report: Report, identity: Identity | None = None) -> Anonymizer:
+    """The ``--redact`` replacer for this report's machine (its host, user, home, network-mount
+    servers, GPU serials); one instance numbers placeholders the same across every file it sees."""
     ident = _with_hosts(identity or local_identity(report), _mount_servers(report.facts))
-    anon = Anonymizer(ident, serials=_gpu_serials(report.facts))
-    return _map_report(report, anon.text, key_rule=False)
+    return Anonymizer(ident, serials=_gpu_serials(report.facts))
+
+
+def redact_report(report: Report, identity: Identity | None = None, anon: Anonymizer | None = None) -> Report:
+    """The ``--redact`` layer (apply after :func:`scrub_report`)."""
+    return _map_report(report, (anon or anonymizer(report, identity)).text, key_rule=False)
 
 
 # ---------------------------------------------------------------- reports read back from JSON
 
 
-def protect(report: Report, redact: bool = False, env: Mapping[str, str] | None = None) -> Report:
-    """The report boundary: secrets always, identities with ``--redact``. Applied once, before
-    any rendering."""
+def protect(report: Report, redact: bool = False, env: Mapping[str, str] | None = None, anon: Anonymizer | None = None) -> Report:
+    """The report boundary: secrets always, identities with ``--redact`` (``anon``: the replacer
+    other files written with the report share). Applied once, before any rendering."""
     report = scrub_report(report, env)
-    return redact_report(report) if redact else report
+    return redact_report(report, anon=anon) if redact else report
 
 
 def scrub_data(data: Any, env: Mapping[str, str] | None = None) -> Any:
