@@ -363,3 +363,20 @@ def test_redact_hides_identities_in_every_member(tmp_path):
         text = data.decode()
         assert uuid not in text and home + "/" not in text and f"host {host} " not in text, name
     assert_manifest_true(files)
+
+
+def test_a_check_id_never_becomes_a_path_in_the_archive(tmp_path):
+    from types import SimpleNamespace
+
+    from envdoctor.commands.bundle import build
+    from envdoctor.core.api import Status
+    from envdoctor.core.report import CheckOutcome, Report
+
+    template = tmp_path / "t.py"
+    template.write_text("print('x')\n")
+    cid = "../../evil/x.y"
+    report = Report("0.1.0", "2026-12-01T00:00:00+00:00", 1.0, {}, (CheckOutcome(cid, "t", Status.FAIL, "m"),))
+    out = tmp_path / "b.tar.gz"
+    out.write_bytes(build(report, [SimpleNamespace(id=cid, repro=str(template))], {}).archive())
+    files = members(out)  # every member directly under envdoctor-bundle/
+    assert [n for n in files if n.startswith("repro_") or n.endswith(".log")] == ["repro__.._evil_x.y.py", "_.._evil_x.y.log"]

@@ -137,7 +137,8 @@ def add_repros(bundle: Bundle, report, checks) -> list[dict]:
         except OSError as e:
             bundle.notes.append(f"{row.id}: its repro {os.path.basename(declared[row.id])} cannot be read ({e.strerror or e})")
             continue
-        script, log = f"repro_{row.id}.py", f"{row.id}.log"
+        safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", row.id).lstrip(".")  # a file name, never a path
+        script, log = f"repro_{safe}.py", f"{safe}.log"
         header = (
             "#!/usr/bin/env python3\n"
             f"# envdoctor bundle: the failing step of {row.id}, on its own (torch alone, no envdoctor).\n"
