@@ -202,7 +202,15 @@ def add_described(reg: Registry, dist: str, desc: Mapping[str, Any], builtin_fac
         func = functools.partial(_proxy, dist, builtin_facts, f"plugin {dist}", c["id"], f"plugin {c['source']}")
         params = (Param("probe", False), *(Param(n, True) for n in needs))
         spec = CheckSpec(
-            c["id"], func, c["title"], tuple(c["tags"]), params, c["timeout"], c["source"], tuple(c["sources"]), str(c.get("repro") or "")
+            c["id"],
+            func,
+            c["title"],
+            tuple(c["tags"]),
+            params,
+            c["timeout"],
+            c["source"],
+            tuple(c["sources"]),
+            repro=str(c.get("repro") or ""),
         )
         seen[spec.id] = spec
         reg.checks.append(spec)
