@@ -460,9 +460,8 @@ def driver_hung(nvidia_query) -> str:
     return next(iter(hung.values()), "") if hung else ""
 
 
-@check(
-    "smoke.compile", tags=("smoke", "build"), blame=("triton", "pytorch-triton"), repro="bodies/repro/smoke_compile.py"
-)  # Inductor's GPU backend
+# blame: Inductor's GPU backend
+@check("smoke.compile", tags=("smoke", "build"), blame=("triton", "pytorch-triton"), repro="bodies/repro/smoke_compile.py")
 def compile_smoke(probe, torch_build, env, gpus=None, visible_gpus=None, gpu_health=None, nvidia_query=None):
     """torch.compile (Inductor) of a function and a small conv net matches eager, without graph breaks"""
     off = compile_switched_off(env)
