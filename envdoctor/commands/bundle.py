@@ -365,7 +365,7 @@ def check_options(**given) -> dict:
 def bundle_cmd(output, select, deselect, profile, timeout, checks_path, redact, bug_report) -> None:
     """Run the checks and write one archive a maintainer can reproduce from: the redacted reports, a standalone repro of each failing smoke with its captured output, the steering environment variables, nvidia-smi -q and a manifest."""
     from envdoctor.commands.check import make_plan, run
-    from envdoctor.commands.output import writable_target, write_report
+    from envdoctor.console import writable_target, write_report
     from envdoctor.core.compact import compact_report
     from envdoctor.core.redact import anonymizer, protect
 
