@@ -79,7 +79,7 @@ def _needs(reg: Registry, params: Sequence[Param]) -> list[str]:
 
 
 def describe(dist: str, builtin_facts: Sequence[str]) -> dict[str, Any]:
-    from envdoctor.reporters.json import result_to_dict
+    from envdoctor.core.report import result_to_dict
 
     reg = _load(dist, builtin_facts)
     checks = [
@@ -112,7 +112,7 @@ def run_check(
     from envdoctor.core.interpreter import Interpreter
     from envdoctor.core.probe import ProbeClient
     from envdoctor.core.runner import evaluate
-    from envdoctor.reporters.json import result_to_dict
+    from envdoctor.core.report import result_to_dict
 
     reg = _load(dist, builtin_facts)
     spec = next(c for c in reg.checks if c.id == id)
@@ -183,7 +183,7 @@ def _own(probe):
 def add_described(reg: Registry, dist: str, desc: Mapping[str, Any], builtin_facts: Sequence[str]) -> None:
     """The host's description of ``dist`` into ``reg``: a check each (run through its host), its
     signatures and its problems."""
-    from envdoctor.reporters.json import result_from_dict
+    from envdoctor.core.report import result_from_dict
 
     seen = {c.id: c for c in reg.checks}
     for row in desc.get("problems", ()):

@@ -84,7 +84,7 @@ class ContainedOutcome(Exception):  # noqa: N818 - carries a row, not an error
 
 
 def _contained_row(spec: CheckSpec, row: dict, duration: float) -> CheckOutcome:
-    from envdoctor.reporters.json import result_from_dict
+    from envdoctor.core.report import result_from_dict
 
     out = result_from_dict(row)
     # Only the row's verdict comes from the child: the id, title, tags and source stay the parent's.
