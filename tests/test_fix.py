@@ -1,0 +1,246 @@
+"""`envdoctor fix` for real: a throwaway venv whose tinypkg is at version 1, a plugin check that
+fails unless it is at 2 and whose fix is `pip install tinypkg==2 --no-index --find-links WHEELS`.
+Plan only, apply + re-check, undo to the identical distribution list, a half-way failure that
+rolls back, the lock, system and driver/reboot fixes, a corrupt journal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+PLUGIN = '''
+import os
+from envdoctor import Fix, check, fail, ok
+
+def _pip(interpreter, env, *extra):
+    return Fix((interpreter.executable, "-m", "pip", "install", "--no-index", "--find-links", env["TINY_WHEELS"],
+                "tinypkg==2", *extra), scope="venv")
+
+@check("tiny.version")
+def version(dists, interpreter, env):
+    """tinypkg is at version 2"""
+    v = (dists.get("tinypkg") or {}).get("version")
+    if v == "2":
+        return ok("tinypkg 2")
+    return fail(f"tinypkg is {v}, needs 2", "install tinypkg 2", fixes=[_pip(interpreter, env)])
+
+@check("tiny.halfway")
+def halfway(dists, interpreter, env):
+    """tinypkg 2, by a fix whose second command fails"""
+    v = (dists.get("tinypkg") or {}).get("version")
+    if v == "2":
+        return ok("tinypkg 2")
+    broken = Fix((interpreter.executable, "-c", "raise SystemExit('second command fails')"), scope="venv")
+    return fail(f"tinypkg is {v}, needs 2", "install tinypkg 2", fixes=[_pip(interpreter, env, "tinydep==1"), broken])
+
+@check("tiny.wait")
+def wait(interpreter, env):
+    """a fix that waits for the test (the lock)"""
+    d = env["TINY_DIR"]
+    if os.path.exists(os.path.join(d, "done")):
+        return ok("done")
+    code = ("import os,time,sys; d=sys.argv[1]; open(os.path.join(d,'inside'),'w').close()\\n"
+            "while not os.path.exists(os.path.join(d,'go')): time.sleep(0.05)\\n"
+            "open(os.path.join(d,'done'),'w').close()")
+    return fail("not done", "wait", fixes=[Fix((interpreter.executable, "-c", code, d), scope="venv")])
+
+@check("tiny.system")
+def system(env):
+    """fixes that are not the doctor's to run"""
+    d = env["TINY_DIR"]
+    if os.path.exists(os.path.join(d, "system-ran")):
+        return ok("system fix ran")
+    return fail("needs the system", "run them", fixes=[
+        Fix(("touch", os.path.join(d, "system-ran")), scope="system"),
+        Fix(("reboot",), scope="system", needs_root=True),
+        Fix(("apt-get", "install", "-y", "nvidia-driver-550"), scope="system", needs_root=True),
+        Fix(("export", "TINY_VAR=1"), scope="environment"),
+    ])
+'''
+
+
+def _wheel(out: Path, name: str, version: str) -> None:
+    """A real (hand-built) wheel: pip installs and uninstalls it like any other."""
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": f"VERSION = {version!r}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{p},,\n" for p in files) + f"{info}/RECORD,,\n"
+    with zipfile.ZipFile(out / f"{name}-{version}-py3-none-any.whl", "w") as z:
+        for p, text in {**files, f"{info}/RECORD": record}.items():
+            z.writestr(p, text)
+
+
+_VERSIONS = (
+    "import importlib.metadata as m, json; print(json.dumps(sorted((d.metadata['Name'].lower(), d.version) for d in m.distributions())))"
+)
+
+
+def dist_list(python: Path) -> list:
+    return json.loads(subprocess.run([str(python), "-c", _VERSIONS], capture_output=True, text=True, check=True).stdout)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fix")
+    wheels = root / "wheels"
+    wheels.mkdir()
+    for name, v in (("tinypkg", "1"), ("tinypkg", "2"), ("tinydep", "1")):
+        _wheel(wheels, name, v)
+    venv.create(root / "venv", with_pip=True)
+    python = root / "venv" / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(wheels), "tinypkg==1"]
+    subprocess.run(pip, check=True, capture_output=True)
+    plugins = root / "plugins"
+    plugins.mkdir()
+    (plugins / "tinychecks.py").write_text(textwrap.dedent(PLUGIN))
+    return root, python
+
+
+@pytest.fixture
+def fix(world, tmp_path):
+    root, python = world
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "TINY_WHEELS": str(root / "wheels"), "TINY_DIR": str(tmp_path)}
+
+    def run(*args, extra_env=None):
+        base = ("fix", "--python", str(python), "--checks-path", str(root / "plugins"))
+        return run_cli(*base, *args, env={**env, **(extra_env or {})})
+
+    yield run, python
+    # leave the shared venv as the next test expects it
+    subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", "tinydep"], capture_output=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(root / "wheels"), "tinypkg==1"], capture_output=True
+    )
+
+
+def tiny_version(python: Path) -> str | None:
+    return dict(dist_list(python)).get("tinypkg")
+
+
+def test_plan_without_yes_changes_nothing(fix):
+    run, python = fix
+    before = dist_list(python)
+    r = run("--select", "tiny.version")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "tiny.version: tinypkg is 1, needs 2" in r.stdout
+    assert "tinypkg==2" in r.stdout and "(venv; runs)" in r.stdout
+    assert "Nothing changed: not a terminal" in r.stdout
+    assert dist_list(python) == before
+
+
+def test_yes_applies_rechecks_and_undo_restores(fix):
+    run, python = fix
+    before = dist_list(python)
+    r = run("--select", "tiny.version", "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "fixed        tiny.version: tinypkg 2" in r.stdout
+    assert tiny_version(python) == "2"
+    u = run("--select", "tiny.version", "--undo")
+    assert u.returncode == 0, u.stdout + u.stderr
+    assert tiny_version(python) == "1"
+    assert dist_list(python) == before  # the identical distribution list
+    assert "fail   tiny.version: tinypkg is 1, needs 2" in u.stdout  # the re-check fails again
+    again = run("--select", "tiny.version", "--undo")
+    assert again.returncode == 2 and "nothing to undo" in again.stderr
+
+
+def test_half_way_failure_rolls_back(fix):
+    run, python = fix
+    before = dist_list(python)
+    r = run("--select", "tiny.halfway", "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "second command fails; rolled back" in r.stdout
+    assert "not fixed    tiny.halfway" in r.stdout
+    assert dist_list(python) == before  # tinypkg back at 1, tinydep gone again
+
+
+def test_second_run_is_refused_by_the_lock(fix, tmp_path):
+    run, python = fix
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "TINY_DIR": str(tmp_path), "TINY_WHEELS": "-"}
+    root = Path(str(python)).parent.parent.parent
+    args = [sys.executable, "-m", "envdoctor", "fix", "--python", str(python), "--checks-path", str(root / "plugins")]
+    first = subprocess.Popen([*args, "--select", "tiny.wait", "--yes"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(2400):
+            if (tmp_path / "inside").exists() or first.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert (tmp_path / "inside").exists(), first.communicate()
+        second = run("--select", "tiny.version", "--yes")
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert f"another fix run holds the lock for {os.path.realpath(root / 'venv')} (pid {first.pid}," in second.stderr
+        assert tiny_version(python) == "1"  # the refused run changed nothing
+    finally:
+        (tmp_path / "go").touch()
+        out, err = first.communicate(timeout=240)
+    assert first.returncode == 0, out + err
+
+
+def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
+    run, _ = fix
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for prog in ("reboot", "apt-get"):
+        (bin_dir / prog).write_text(f"#!/bin/sh\ntouch {tmp_path}/{prog}-ran\n")
+        (bin_dir / prog).chmod(0o755)
+    path = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    r = run("--select", "tiny.system", "--yes", extra_env=path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "(system; runs only with --allow-system)" in r.stdout
+    assert "printed only, never run by envdoctor" in r.stdout
+    assert "eval them there" in r.stdout and "  export TINY_VAR=1" in r.stdout
+    assert not (tmp_path / "system-ran").exists()
+    r = run("--select", "tiny.system", "--yes", "--allow-system", extra_env=path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "system-ran").exists()
+    assert not (tmp_path / "reboot-ran").exists() and not (tmp_path / "apt-get-ran").exists()
+
+
+def test_corrupt_journal_is_one_line_exit_2(fix, tmp_path):
+    run, _ = fix
+    r = run("--select", "tiny.version", "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (journal,) = (tmp_path / "state" / "envdoctor").glob("*.json")
+    journal.write_text("{not json")
+    u = run("--select", "tiny.version", "--undo")
+    assert u.returncode == 2
+    assert u.stderr.count("\n") == 1 and "is corrupt" in u.stderr and "Traceback" not in u.stderr
+
+
+def test_report_from_another_environment_is_plan_only(fix, tmp_path):
+    run, python = fix
+    report = tmp_path / "r.json"
+    r = run_cli(
+        "check",
+        "--python",
+        str(python),
+        "--checks-path",
+        str(Path(str(python)).parents[2] / "plugins"),
+        "--select",
+        "tiny.version",
+        "--json",
+        str(report),
+        env={"TINY_WHEELS": "/x", "TINY_DIR": str(tmp_path)},
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    data = json.loads(report.read_text())
+    data["platform"]["hostname"] = "elsewhere\x1b[31m"
+    report.write_text(json.dumps(data))
+    f = run("--select", "tiny.version", "--from", str(report), "--yes")
+    assert f.returncode == 2, f.stdout + f.stderr
+    assert "not this environment: plan only" in f.stdout and "\x1b" not in f.stdout
+    assert tiny_version(python) == "1"
