@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -44,16 +45,29 @@ def halfway(dists, interpreter, env):
     broken = Fix((interpreter.executable, "-c", "raise SystemExit('second command fails')"), scope="venv")
     return fail(f"tinypkg is {v}, needs 2", "install tinypkg 2", fixes=[_pip(interpreter, env, "tinydep==1"), broken])
 
-@check("tiny.wait")
-def wait(interpreter, env):
-    """a fix that waits for the test (the lock)"""
-    d = env["TINY_DIR"]
-    if os.path.exists(os.path.join(d, "done")):
-        return ok("done")
+def _waiter(interpreter, d):
     code = ("import os,time,sys; d=sys.argv[1]; open(os.path.join(d,'inside'),'w').close()\\n"
             "while not os.path.exists(os.path.join(d,'go')): time.sleep(0.05)\\n"
             "open(os.path.join(d,'done'),'w').close()")
-    return fail("not done", "wait", fixes=[Fix((interpreter.executable, "-c", code, d), scope="venv")])
+    return Fix((interpreter.executable, "-c", code, d), scope="venv")
+
+@check("tiny.wait")
+def wait(interpreter, env):
+    """a fix that waits for the test (the lock)"""
+    if os.path.exists(os.path.join(env["TINY_DIR"], "done")):
+        return ok("done")
+    return fail("not done", "wait", fixes=[_waiter(interpreter, env["TINY_DIR"])])
+
+@check("tiny.interrupt")
+def interrupt(dists, interpreter, env):
+    """tinypkg 2, by a fix interrupted in its second command"""
+    v = (dists.get("tinypkg") or {}).get("version")
+    return fail(f"tinypkg is {v}", "install 2", fixes=[_pip(interpreter, env), _waiter(interpreter, env["TINY_DIR"])])
+
+@check("tiny.stubborn")
+def stubborn(interpreter):
+    """a fix that runs and does not help"""
+    return fail("still broken", "try this", fixes=[Fix((interpreter.executable, "-c", "pass"), scope="venv")])
 
 @check("tiny.system")
 def system(env):
@@ -168,21 +182,50 @@ def test_half_way_failure_rolls_back(fix):
     assert dist_list(python) == before  # tinypkg back at 1, tinydep gone again
 
 
+def test_a_fix_that_does_not_help_is_reported_as_still_failing(fix):
+    run, _ = fix
+    r = run("--select", "tiny.stubborn", "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "still fail   tiny.stubborn: still broken (its fix ran; the check still does not pass)" in r.stdout
+    assert "fixed" not in r.stdout
+
+
+def _start(python: Path, tmp_path: Path, *args: str) -> subprocess.Popen:
+    """A fix run in the background, with the state directory of ``tmp_path``; returns once its waiting fix is inside."""
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "TINY_DIR": str(tmp_path)}
+    env["TINY_WHEELS"] = str(python.parents[2] / "wheels")
+    cmd = [sys.executable, "-m", "envdoctor", "fix", "--python", str(python), "--checks-path", str(python.parents[2] / "plugins"), *args]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(4800):
+        if (tmp_path / "inside").exists() or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert (tmp_path / "inside").exists(), proc.communicate()
+    return proc
+
+
+def test_ctrl_c_half_way_rolls_back(fix, tmp_path):
+    run, python = fix
+    before = dist_list(python)
+    proc = _start(python, tmp_path, "--select", "tiny.interrupt", "--yes")
+    assert tiny_version(python) == "2"  # the first command has run
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 130, out + err
+    assert "envdoctor: interrupted" in err and "Traceback" not in err
+    assert dist_list(python) == before
+    (journal,) = (tmp_path / "state" / "envdoctor").glob("*.json")
+    assert [e["state"] for r in json.loads(journal.read_text())["runs"] for e in r["entries"]] == ["rolled back"]
+
+
 def test_second_run_is_refused_by_the_lock(fix, tmp_path):
     run, python = fix
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "TINY_DIR": str(tmp_path), "TINY_WHEELS": "-"}
-    root = Path(str(python)).parent.parent.parent
-    args = [sys.executable, "-m", "envdoctor", "fix", "--python", str(python), "--checks-path", str(root / "plugins")]
-    first = subprocess.Popen([*args, "--select", "tiny.wait", "--yes"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = _start(python, tmp_path, "--select", "tiny.wait", "--yes")
     try:
-        for _ in range(2400):
-            if (tmp_path / "inside").exists() or first.poll() is not None:
-                break
-            time.sleep(0.05)
-        assert (tmp_path / "inside").exists(), first.communicate()
         second = run("--select", "tiny.version", "--yes")
         assert second.returncode == 2, second.stdout + second.stderr
-        assert f"another fix run holds the lock for {os.path.realpath(root / 'venv')} (pid {first.pid}," in second.stderr
+        venv_dir = os.path.realpath(python.parents[1])
+        assert f"another fix run holds the lock for {venv_dir} (pid {first.pid}," in second.stderr
         assert tiny_version(python) == "1"  # the refused run changed nothing
     finally:
         (tmp_path / "go").touch()
@@ -215,6 +258,9 @@ def test_corrupt_journal_is_one_line_exit_2(fix, tmp_path):
     r = run("--select", "tiny.version", "--yes")
     assert r.returncode == 0, r.stdout + r.stderr
     (journal,) = (tmp_path / "state" / "envdoctor").glob("*.json")
+    (entry,) = json.loads(journal.read_text())["runs"][-1]["entries"]
+    assert entry["planned"] == [{"tinypkg": "2"}]  # pip's --dry-run --report, recorded before the change
+    assert entry["before"]["tinypkg"] == "1" and entry["after"]["tinypkg"] == "2" and entry["state"] == "done"
     journal.write_text("{not json")
     u = run("--select", "tiny.version", "--undo")
     assert u.returncode == 2

@@ -32,18 +32,6 @@ JOURNAL_VERSION = 1
 MAX_JOURNAL_BYTES = 4 * 1024 * 1024  # a journal is a few KB; anything larger is not one
 QUERY_TIMEOUT = 60.0
 
-# Run by the examined interpreter: {canonical name: version} of the first copy of every
-# distribution on its sys.path (what `import` and pip see).
-_VERSIONS = r"""
-import importlib.metadata as m, json, re, sys
-out = {}
-for d in m.distributions():
-    name = d.metadata["Name"] if d.metadata else None
-    if name:
-        out.setdefault(re.sub(r"[-_.]+", "-", name).lower(), d.version)
-sys.stdout.write(json.dumps(out))
-"""
-
 
 class JournalError(Exception):
     """A journal that cannot be used (corrupt, another environment's, unreadable): one line."""
@@ -64,15 +52,16 @@ def env_key(prefix: str) -> str:
 
 
 def distribution_versions(python: str) -> dict[str, str]:
-    """{canonical name: version} in the environment of ``python``; JournalError when it cannot be read."""
-    done = run_command([python, "-c", _VERSIONS], timeout=QUERY_TIMEOUT)
+    """{canonical name: version} of the first copy on sys.path of every distribution in the
+    environment of ``python`` (what ``import`` and pip see), read there by the same query as
+    --python; JournalError when it cannot be read."""
+    from envdoctor.core.interpreter import InterpreterError, examine
+
     try:
-        if not done.ok:
-            raise ValueError(done.describe())
-        data = json.loads(done.stdout)
-        return {str(k): str(v) for k, v in data.items()}
-    except (ValueError, AttributeError) as e:
+        found = (examine(python, timeout=QUERY_TIMEOUT).facts or {}).get("dists") or {}
+    except InterpreterError as e:
         raise JournalError(f"cannot read the distributions of {python}: {e}") from None
+    return {str(k): str(v.get("version")) for k, v in found.items() if isinstance(v, dict)}
 
 
 def file_states(directories: Sequence[str]) -> dict[str, list[int]]:
