@@ -64,6 +64,15 @@ def interrupt(dists, interpreter, env):
     v = (dists.get("tinypkg") or {}).get("version")
     return fail(f"tinypkg is {v}", "install 2", fixes=[_pip(interpreter, env), _waiter(interpreter, env["TINY_DIR"])])
 
+@check("tiny.bytecode")
+def bytecode(interpreter, env):
+    """src/a.py has bytecode"""
+    import glob
+    src = os.path.join(env["TINY_DIR"], "src")
+    if glob.glob(os.path.join(src, "__pycache__", "a.*.pyc")):
+        return ok("compiled")
+    return fail("a.py has no bytecode", "compile it", fixes=[Fix((interpreter.executable, "-m", "compileall", "-q", "-j", "0", src), scope="venv")])
+
 @check("tiny.stubborn")
 def stubborn(interpreter):
     """a fix that runs and does not help"""
@@ -180,6 +189,33 @@ def test_half_way_failure_rolls_back(fix):
     assert "second command fails; rolled back" in r.stdout
     assert "not fixed    tiny.halfway" in r.stdout
     assert dist_list(python) == before  # tinypkg back at 1, tinydep gone again
+
+
+def _tree(top: Path) -> dict:
+    return {str(p.relative_to(top)): p.read_bytes() if p.is_file() else "dir" for p in sorted(top.rglob("*"))}
+
+
+def test_bytecode_fix_is_undone_file_by_file(fix, tmp_path):
+    """compileall creates a.pyc and replaces the stale b.pyc; undo removes the one and puts the other back, byte for byte."""
+    run, _ = fix
+    src = tmp_path / "src"
+    (src / "__pycache__").mkdir(parents=True)
+    (src / "a.py").write_text("A = 1\n")
+    (src / "b.py").write_text("B = 2\n")
+    (src / "sub").mkdir()
+    (src / "sub" / "c.py").write_text("C = 3\n")  # its __pycache__ is created, and removed by undo
+    tag = sys.implementation.cache_tag
+    (src / "__pycache__" / f"b.{tag}.pyc").write_bytes(b"stale bytecode of an older b.py")
+    before = _tree(src)
+    r = run("--select", "tiny.bytecode", "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = _tree(src)
+    assert f"__pycache__/a.{tag}.pyc" in after and f"sub/__pycache__/c.{tag}.pyc" in after
+    assert after[f"__pycache__/b.{tag}.pyc"] != before[f"__pycache__/b.{tag}.pyc"]
+    u = run("--select", "tiny.bytecode", "--undo")
+    assert u.returncode == 0, u.stdout + u.stderr
+    assert _tree(src) == before
+    assert "fail   tiny.bytecode: a.py has no bytecode" in u.stdout
 
 
 def test_a_fix_that_does_not_help_is_reported_as_still_failing(fix):

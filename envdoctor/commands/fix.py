@@ -20,6 +20,7 @@ from envdoctor.commands import check as check_command
 from envdoctor.core import journal as jr
 from envdoctor.core.api import Fix, Status
 from envdoctor.core.exitcode import ExitCode
+from envdoctor.core.subproc import run as run_command
 
 # The check options that choose what runs and what it is judged against; output options are
 # the fix command's own.
@@ -141,7 +142,7 @@ def pip_dry_run(argv: tuple[str, ...]) -> dict[str, str] | None:
 
     if argv[1:4] != ("-m", "pip", "install"):
         return None
-    done = jr.run_command([*argv, "--dry-run", "--quiet", "--report", "-"], timeout=FIX_TIMEOUT)
+    done = run_command([*argv, "--dry-run", "--quiet", "--report", "-"], timeout=FIX_TIMEOUT)
     try:
         data = json.loads(done.stdout) if done.ok else None
         return {i["metadata"]["name"].lower(): i["metadata"]["version"] for i in data["install"]} if data else None
@@ -172,15 +173,14 @@ def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
         "replaced": {},
         "state": "running",
     }
-    for path in entry["files_before"]:
-        if f"{os.sep}__pycache__{os.sep}" in path:  # compileall rewrites stale bytecode in place
-            entry["replaced"][path] = journal.backup(path)
+    # compileall rewrites stale bytecode in place
+    entry["replaced"] = journal.backup([p for p in entry["files_before"] if f"{os.sep}__pycache__{os.sep}" in p and p[-1] != os.sep])
     run["entries"].append(entry)
     journal.save()  # recorded before anything changes
     try:
         for argv in argvs:
             click.echo(f"  running: {_shown(' '.join(argv))}")
-            done = jr.run_command(argv, timeout=FIX_TIMEOUT)
+            done = run_command(argv, timeout=FIX_TIMEOUT)
             if not done.ok:
                 raise _StepFailed(_shown(done.describe()))
     except (_StepFailed, KeyboardInterrupt) as e:
@@ -215,7 +215,7 @@ def restore_entry(entry: dict, python: str) -> list[str]:
     ):
         if argv:
             click.echo(f"  restoring: {_shown(' '.join(argv))}")
-            done = jr.run_command(argv, timeout=FIX_TIMEOUT)
+            done = run_command(argv, timeout=FIX_TIMEOUT)
             if not done.ok:
                 problems.append(_shown(done.describe()))
     problems += _restore_files(entry)
@@ -231,9 +231,9 @@ def _restore_files(entry: dict) -> list[str]:
     before = entry.get("files_before") or {}
     now = jr.file_states(entry.get("dirs") or [])
     created = entry.get("files_created") or [p for p in now if p not in before]
-    for path in created:
+    for path in sorted(created, reverse=True):  # a directory's files before the directory
         try:
-            os.unlink(path)
+            os.rmdir(path) if path[-1] == os.sep else os.unlink(path)
         except FileNotFoundError:
             pass
         except OSError as e:

@@ -26,11 +26,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from envdoctor.core.subproc import run as run_command
-
 JOURNAL_VERSION = 1
 MAX_JOURNAL_BYTES = 4 * 1024 * 1024  # a journal is a few KB; anything larger is not one
 QUERY_TIMEOUT = 60.0
+MAX_BACKUP_BYTES = 1 << 30
 
 
 class JournalError(Exception):
@@ -65,10 +64,12 @@ def distribution_versions(python: str) -> dict[str, str]:
 
 
 def file_states(directories: Sequence[str]) -> dict[str, list[int]]:
-    """{path: [size, mtime_ns]} of every regular file under ``directories``."""
+    """{path: [size, mtime_ns]} of every regular file under ``directories``; a directory
+    itself is ``path/`` with []."""
     out: dict[str, list[int]] = {}
     for top in directories:
         for root, _dirs, files in os.walk(top):
+            out[os.path.join(root, "")] = []
             for name in files:
                 path = os.path.join(root, name)
                 try:
@@ -102,8 +103,16 @@ class Journal:
             os.fsync(f.fileno())
         os.replace(tmp, self.path)  # a crash leaves the old journal or the new one, never half of one
 
-    def backup(self, path: str) -> str:
-        """Copy ``path`` (a file a fix will replace) into the backups; returns the copy's path."""
+    def backup(self, paths: Sequence[str]) -> dict[str, str]:
+        """Copy ``paths`` (files a fix may replace) into the backups: {path: its copy}."""
+        total = sum(os.path.getsize(p) for p in paths)
+        if total > MAX_BACKUP_BYTES:
+            raise JournalError(
+                f"the fix may replace {total >> 20} MiB of files, more than the journal keeps ({MAX_BACKUP_BYTES >> 20} MiB)"
+            )
+        return {p: self._copy(p) for p in paths}
+
+    def _copy(self, path: str) -> str:
         os.makedirs(self.backups, exist_ok=True)
         dest = os.path.join(self.backups, hashlib.sha256(f"{time.time_ns()}:{path}".encode()).hexdigest()[:24])
         shutil.copy2(path, dest)
