@@ -287,6 +287,9 @@ def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "system-ran").exists()
     assert not (tmp_path / "reboot-ran").exists() and not (tmp_path / "apt-get-ran").exists()
+    u = run("--select", "tiny.system", "--undo")
+    assert u.returncode == 1, u.stdout + u.stderr  # a system command is not the journal's to revert
+    assert f"Not undone (a system command; revert it yourself): touch {tmp_path}/system-ran" in u.stdout
 
 
 def test_corrupt_journal_is_one_line_exit_2(fix, tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shlex
 import sys
 
 import click
@@ -84,7 +85,7 @@ def why_not(fix: Fix, allow_system: bool) -> str:
     if never_runs(fix):
         return "a driver install or a reboot: printed only, never run by envdoctor"
     if fix.scope == "environment":
-        return "environment: a fix cannot change your shell; eval the line yourself"
+        return "a fix cannot change your shell: eval the line yourself"
     if fix.scope == "system" or fix.needs_root:
         if not allow_system:
             return "runs only with --allow-system"
@@ -111,7 +112,8 @@ def show_plan(steps: list[Step], python: str, prefix: str) -> None:
         for f, why in s.fixes:
             root = ", needs root" if f.needs_root else ""
             click.echo(f"      $ {_shown(f.command)}")
-            click.echo(f"        ({f.scope}{root}; {'runs' if not why else why})")
+            runs = "runs" if f.scope == "venv" else "runs; --undo cannot revert it"
+            click.echo(f"        ({f.scope}{root}; {why or runs})")
     exports = [f.command for s in steps for f, _ in s.fixes if f.scope == "environment" and not never_runs(f)]
     if exports:
         click.echo("\nEnvironment lines (envdoctor cannot set them in your shell; eval them there):")
@@ -165,6 +167,7 @@ def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
     entry = {
         "check": step.check,
         "commands": [list(a) for a in argvs],
+        "system": [list(a) for f, a in zip(step.runnable, argvs, strict=True) if f.scope != "venv"],
         "pip_sources": [o for group in dict.fromkeys(g for a in argvs for g in pip_sources(a)) for o in group],
         "planned": [pip_dry_run(a) for a in argvs],
         "before": jr.distribution_versions(python),
@@ -179,7 +182,7 @@ def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
     journal.save()  # recorded before anything changes
     try:
         for argv in argvs:
-            click.echo(f"  running: {_shown(' '.join(argv))}")
+            click.echo(f"  running: {_shown(shlex.join(argv))}")
             done = run_command(argv, timeout=FIX_TIMEOUT)
             if not done.ok:
                 raise _StepFailed(_shown(done.describe()))
@@ -191,10 +194,18 @@ def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
             raise
         return f"{e}; rolled back" + (f" (incompletely: {'; '.join(problems)})" if problems else "")
     entry["after"] = jr.distribution_versions(python)
+    click.echo(changes(entry["before"], entry["after"]))
     entry["files_created"], _ = jr.diff_files(entry["files_before"], jr.file_states(dirs))
     entry["state"] = "done"
     journal.save()
     return ""
+
+
+def changes(before: dict, after: dict) -> str:
+    """One line: the distributions that changed ("tinypkg 1 -> 2, tinydep (none) -> 1")."""
+    old, new = jr.diff_versions(before, after)
+    listed = ", ".join(f"{n} {old[n] or '(none)'} -> {new[n] or '(none)'}" for n in old)
+    return f"  distributions: {_shown(listed) or 'none changed'}"
 
 
 class _StepFailed(Exception):
@@ -214,12 +225,13 @@ def restore_entry(entry: dict, python: str) -> list[str]:
         [python, "-m", "pip", "install", "--no-deps", *entry.get("pip_sources", ()), *wanted] if wanted else None,
     ):
         if argv:
-            click.echo(f"  restoring: {_shown(' '.join(argv))}")
+            click.echo(f"  restoring: {_shown(shlex.join(argv))}")
             done = run_command(argv, timeout=FIX_TIMEOUT)
             if not done.ok:
                 problems.append(_shown(done.describe()))
     problems += _restore_files(entry)
     after = jr.distribution_versions(python)
+    click.echo(changes(now, after))
     problems += [f"{n} is {after.get(n) or 'absent'}, was {v or 'absent'}" for n, v in old.items() if after.get(n) != v]
     return problems
 
@@ -362,12 +374,15 @@ def _undo(plan, command: str) -> ExitCode:
         journal.runs.pop()
         journal.save()
     click.echo("Restored: the distributions and files are as they were before that run.")
+    system = [shlex.join(a) for e in run["entries"] for a in e.get("system") or ()]
+    for command in system:
+        click.echo(f"Not undone (a system command; revert it yourself): {_shown(command)}")
     ids = {e["check"] for e in run["entries"]}
     report = _check_run(plan, ids)
     click.echo("\nRe-check:")
     for r in report.results:
         click.echo(f"  {r.status.value:<6} {r.id}: {_shown(r.message)}")
-    return ExitCode.OK
+    return ExitCode.FAILED if system else ExitCode.OK
 
 
 def _confirmed(yes: bool, steps: list[Step]) -> bool:
