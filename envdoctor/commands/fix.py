@@ -40,6 +40,8 @@ _CHECK_OPTIONS = (
     "verbose",
 )
 FIX_TIMEOUT = 3600.0  # one command (pip may download a 2 GB wheel)
+# Journal entries whose changes are (still) in the environment; "running": the doctor died half-way.
+_UNDOABLE = ("done", "running", "rollback incomplete", "undo incomplete")
 _REPAIRABLE = (Status.FAIL, Status.ERROR, Status.WARN)
 _NEVER_PROGRAMS = {"reboot", "shutdown", "poweroff", "halt", "kexec", "nvidia-installer", "ubuntu-drivers", "dkms"}
 _DRIVER_PACKAGE = re.compile(
@@ -329,19 +331,20 @@ def _recheck(plan, steps: list[Step], done: dict[str, str]) -> ExitCode:
 def _apply(plan, steps: list[Step], command: str) -> ExitCode:
     python, prefix = _examined(plan)
     done: dict[str, str] = {}
-    with jr.locked(prefix, command):
-        journal = jr.load(prefix)
-        run = {"started": _now(), "command": command, "entries": []}
-        journal.runs.append(run)
-        click.echo("\nApplying:")
+    journal = jr.load(prefix)
+    run = {"started": _now(), "command": command, "entries": []}
+    journal.runs.append(run)
+    click.echo("\nApplying:")
+    try:
         for s in steps:
             if s.runnable:
                 done[s.check] = apply_step(s, python, journal, run)
                 click.echo(f"  {s.check}: {done[s.check] or 'commands succeeded'}")
-        if not run["entries"]:
-            journal.runs.pop()
+    finally:  # also on Ctrl-C, after the step rolled back
+        if not any(e["state"] in _UNDOABLE for e in run["entries"]):
+            journal.runs.pop()  # nothing of it is left to undo (every step rolled back)
         journal.save()
-        return _recheck(plan, steps, done)
+    return _recheck(plan, steps, done)
 
 
 def _now() -> str:
@@ -350,35 +353,33 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _undo(plan, command: str) -> ExitCode:
+def _undo(plan) -> ExitCode:
     """Undo the last fix run in this environment, newest entry first, then re-check its rows."""
     python, prefix = _examined(plan)
-    with jr.locked(prefix, command):
-        journal = jr.load(prefix)
-        if not journal.runs:
-            click.echo(f"envdoctor: nothing to undo: no fix run is journaled for {_shown(prefix)}", err=True)
-            return ExitCode.USAGE
-        run = journal.runs[-1]
-        click.echo(f"Undoing the fix run of {run.get('started')} in {_shown(prefix)}:")
-        problems = []
-        for entry in reversed(run["entries"]):
-            if entry.get("state") in ("done", "running"):
-                found = restore_entry(entry, python)
-                problems += [f"{entry['check']}: {p}" for p in found]
-                entry["state"] = "undone" if not found else "undo incomplete"
-        if problems:
-            journal.save()
-            for p in problems:
-                click.echo(f"envdoctor: could not restore {p}", err=True)
-            return ExitCode.FAILED
-        journal.runs.pop()
+    journal = jr.load(prefix)
+    if not journal.runs:
+        click.echo(f"envdoctor: nothing to undo: no fix run is journaled for {_shown(prefix)}", err=True)
+        return ExitCode.USAGE
+    run = journal.runs[-1]
+    click.echo(f"Undoing the fix run of {run.get('started')} in {_shown(prefix)}:")
+    problems = []
+    for entry in reversed(run["entries"]):
+        if entry.get("state") in _UNDOABLE:
+            found = restore_entry(entry, python)
+            problems += [f"{entry['check']}: {p}" for p in found]
+            entry["state"] = "undone" if not found else "undo incomplete"
+    if problems:
         journal.save()
+        for p in problems:
+            click.echo(f"envdoctor: could not restore {p}", err=True)
+        return ExitCode.FAILED
+    journal.runs.pop()
+    journal.save()
     click.echo("Restored: the distributions and files are as they were before that run.")
     system = [shlex.join(a) for e in run["entries"] for a in e.get("system") or ()]
     for command in system:
         click.echo(f"Not undone (a system command; revert it yourself): {_shown(command)}")
-    ids = {e["check"] for e in run["entries"]}
-    report = _check_run(plan, ids)
+    report = _check_run(plan, {e["check"] for e in run["entries"]})
     click.echo("\nRe-check:")
     for r in report.results:
         click.echo(f"  {r.status.value:<6} {r.id}: {_shown(r.message)}")
@@ -392,10 +393,14 @@ def _confirmed(yes: bool, steps: list[Step]) -> bool:
         return False
     if yes:
         return True
-    if sys.stdin.isatty() and sys.stdout.isatty():
+    if _on_tty():
         return click.confirm(f"\nRun these {count} command(s)?", default=False)
     click.echo(f"\nNothing changed: not a terminal. Run `envdoctor fix --yes` to run the {count} command(s) marked 'runs'.")
     return False
+
+
+def _on_tty() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _options_for_plan(options: dict) -> dict:
@@ -420,25 +425,33 @@ def _options_for_plan(options: dict) -> dict:
 @click.option("--undo", is_flag=True, help="Put back what the last fix run in this environment changed, then re-check.")
 def fix_cmd(from_file, yes, allow_system, undo, **options) -> None:
     """Plan the fixes of the failing checks; run them (--yes), re-check, journal; --undo."""
+    import contextlib
+
     plan = check_command.make_plan(**_options_for_plan(options))
+    _, prefix = _examined(plan)
     command = "envdoctor fix " + " ".join(sys.argv[2:])
     try:
-        if undo:
-            raise SystemExit(_undo(plan, command))
-        why, report = _report_from(from_file, plan) if from_file else ("", _check_run(plan))
-        if report.interrupted:
-            raise SystemExit(ExitCode.INTERRUPTED)
-        steps = make_steps(report, allow_system)
-        python, prefix = _examined(plan)
-        show_plan(steps, python, prefix)
-        if why:
-            click.echo(f"\nNothing run: {why}.")
-            raise SystemExit(ExitCode.USAGE if yes else (ExitCode.FAILED if steps else ExitCode.OK))
-        if not _confirmed(yes, steps):
-            from envdoctor.core.report import exit_code
-
-            raise SystemExit(exit_code(report))
-        raise SystemExit(_apply(plan, steps, command))
+        # A run that may change the environment holds its lock from before the checks run:
+        # its plan is never made while another run is half-way.
+        with jr.locked(prefix, command) if yes or undo or _on_tty() else contextlib.nullcontext():
+            code = _undo(plan) if undo else _fix(plan, from_file, yes, allow_system, command)
     except (jr.LockHeld, jr.JournalError) as e:
         click.echo(f"envdoctor: {e}", err=True)
-        raise SystemExit(ExitCode.USAGE) from None
+        code = ExitCode.USAGE
+    raise SystemExit(code)
+
+
+def _fix(plan, from_file: str | None, yes: bool, allow_system: bool, command: str) -> ExitCode:
+    from envdoctor.core.report import exit_code
+
+    why, report = _report_from(from_file, plan) if from_file else ("", _check_run(plan))
+    if report.interrupted:
+        return ExitCode.INTERRUPTED
+    steps = make_steps(report, allow_system)
+    show_plan(steps, *_examined(plan))
+    if why:
+        click.echo(f"\nNothing run: {why}.")
+        return ExitCode.USAGE if yes else exit_code(report)
+    if not _confirmed(yes, steps):
+        return exit_code(report)
+    return _apply(plan, steps, command)
