@@ -331,3 +331,43 @@ def test_report_from_another_environment_is_plan_only(fix, tmp_path):
     assert f.returncode == 2, f.stdout + f.stderr
     assert "not this environment: plan only" in f.stdout and "\x1b" not in f.stdout
     assert tiny_version(python) == "1"
+
+
+def _on_a_terminal(python: Path, tmp_path: Path, answer: bytes) -> tuple[int, str]:
+    """`envdoctor fix` with a pseudo-terminal for its standard streams, given ``answer`` when it asks."""
+    import pty
+
+    env = {
+        **os.environ,
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "TINY_DIR": str(tmp_path),
+        "TINY_WHEELS": str(python.parents[2] / "wheels"),
+    }
+    main, child = pty.openpty()
+    cmd = [sys.executable, "-m", "envdoctor", "fix", "--python", str(python), "--checks-path", str(python.parents[2] / "plugins")]
+    proc = subprocess.Popen([*cmd, "--select", "tiny.version"], env=env, stdin=child, stdout=child, stderr=child)
+    os.close(child)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+        if b"[y/N]" in out and answer:
+            os.write(main, answer)
+            answer = b""
+    os.close(main)
+    return proc.wait(timeout=240), out.decode(errors="replace")
+
+
+def test_on_a_terminal_it_asks_once(fix, tmp_path):
+    _, python = fix
+    code, out = _on_a_terminal(python, tmp_path, b"n\n")
+    assert out.count("Run these 1 command(s)? [y/N]") == 1 and code == 1, out
+    assert tiny_version(python) == "1"
+    code, out = _on_a_terminal(python, tmp_path, b"y\n")
+    assert code == 0 and "fixed        tiny.version: tinypkg 2" in out, out
+    assert tiny_version(python) == "2"
