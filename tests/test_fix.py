@@ -73,6 +73,12 @@ def bytecode(interpreter, env):
         return ok("compiled")
     return fail("a.py has no bytecode", "compile it", fixes=[Fix((interpreter.executable, "-m", "compileall", "-q", "-j", "0", src), scope="venv")])
 
+@check("tiny.secret")
+def secret(interpreter):
+    """a fix whose index URL holds a password"""
+    url = "https://me:hf_Qx7Lk2Vb9Zp4Rt8Wm3Ns6Yc1Hd5Jf0Ga@example.invalid/simple"
+    return fail("needs a private index", "use it", fixes=[Fix((interpreter.executable, "-m", "pip", "install", "--index-url", url, "x"), scope="venv")])
+
 @check("tiny.stubborn")
 def stubborn(interpreter):
     """a fix that runs and does not help"""
@@ -163,6 +169,13 @@ def test_plan_without_yes_changes_nothing(fix):
     assert "tinypkg==2" in r.stdout and "(venv; runs)" in r.stdout
     assert "Nothing changed: not a terminal" in r.stdout
     assert dist_list(python) == before
+
+
+def test_plan_hides_secrets(fix):
+    run, _ = fix
+    r = run("--select", "tiny.secret")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "--index-url" in r.stdout and "Qx7Lk2Vb9Zp4" not in r.stdout + r.stderr
 
 
 def test_yes_applies_rechecks_and_undo_restores(fix):

@@ -54,9 +54,17 @@ def _check_params() -> list[click.Parameter]:
     return [p for p in check_command.check_cmd.params if p.name in _CHECK_OPTIONS]
 
 
+_SCRUBBER = []
+
+
 def _shown(text: str) -> str:
-    """Text from a report or a command, inert on a terminal: control characters escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """Text from a report or a command as it may be shown: secrets hidden (an index URL's
+    password), control characters escaped (inert on a terminal)."""
+    if not _SCRUBBER:
+        from envdoctor.core.scrub import scrubber
+
+        _SCRUBBER.append(scrubber())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in _SCRUBBER[0].text(text))
 
 
 @dataclasses.dataclass

@@ -97,7 +97,8 @@ class Journal:
     def save(self) -> None:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        # private: a fix's index options may hold a password (they are needed to undo it)
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
             json.dump({"version": JOURNAL_VERSION, "prefix": self.prefix, "runs": self.runs}, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
