@@ -92,6 +92,7 @@ def system(env):
         return ok("system fix ran")
     return fail("needs the system", "run them", fixes=[
         Fix(("touch", os.path.join(d, "system-ran")), scope="system"),
+        Fix(("touch", os.path.join(d, "venv-ran")), scope="venv"),  # not the venv's interpreter: the system's
         Fix(("reboot",), scope="system", needs_root=True),
         Fix(("apt-get", "install", "-y", "nvidia-driver-550"), scope="system", needs_root=True),
         Fix(("export", "TINY_VAR=1"), scope="environment"),
@@ -298,9 +299,10 @@ def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
     assert "printed only, never run by envdoctor" in r.stdout
     assert "eval them there" in r.stdout and "  export TINY_VAR=1" in r.stdout
     assert not (tmp_path / "system-ran").exists()
+    assert "(venv; not run by " in r.stdout and not (tmp_path / "venv-ran").exists()
     r = run("--select", "tiny.system", "--yes", "--allow-system", extra_env=path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert (tmp_path / "system-ran").exists()
+    assert (tmp_path / "system-ran").exists() and (tmp_path / "venv-ran").exists()
     assert not (tmp_path / "reboot-ran").exists() and not (tmp_path / "apt-get-ran").exists()
     u = run("--select", "tiny.system", "--undo")
     assert u.returncode == 1, u.stdout + u.stderr  # a system command is not the journal's to revert

@@ -90,12 +90,16 @@ def never_runs(fix: Fix) -> bool:
     return program in ("modprobe", "rmmod") and any(a.startswith("nvidia") for a in argv) or any(_DRIVER_PACKAGE.search(a) for a in argv)
 
 
-def why_not(fix: Fix, allow_system: bool) -> str:
-    """Empty when ``fix`` runs under these options, else why it is only printed."""
+def why_not(fix: Fix, allow_system: bool, python: str) -> str:
+    """Empty when ``fix`` runs under these options, else why it is only printed. A ``venv`` fix
+    is one the examined interpreter runs (pip, compileall); any other program is the system's."""
     if never_runs(fix):
         return "a driver install or a reboot: printed only, never run by envdoctor"
     if fix.scope == "environment":
         return "a fix cannot change your shell: eval the line yourself"
+    foreign = fix.scope == "venv" and fix.argv[0] not in (python, "python", "python3")
+    if foreign and not allow_system:
+        return f"not run by {python}: runs only with --allow-system"
     if fix.scope == "system" or fix.needs_root:
         if not allow_system:
             return "runs only with --allow-system"
@@ -104,9 +108,9 @@ def why_not(fix: Fix, allow_system: bool) -> str:
     return ""
 
 
-def make_steps(report, allow_system: bool) -> list[Step]:
+def make_steps(report, allow_system: bool, python: str) -> list[Step]:
     return [
-        Step(r.id, r.status, r.message, [(f, why_not(f, allow_system)) for f in r.fixes])
+        Step(r.id, r.status, r.message, [(f, why_not(f, allow_system, python)) for f in r.fixes])
         for r in report.results
         if r.status in _REPAIRABLE and r.fixes
     ]
@@ -122,7 +126,7 @@ def show_plan(steps: list[Step], python: str, prefix: str) -> None:
         for f, why in s.fixes:
             root = ", needs root" if f.needs_root else ""
             click.echo(f"      $ {_shown(f.command)}")
-            runs = "runs" if f.scope == "venv" else "runs; --undo cannot revert it"
+            runs = "runs" if resolve_argv(f, python)[0] == python else "runs; --undo cannot revert it"
             click.echo(f"        ({f.scope}{root}; {why or runs})")
     exports = [f.command for s in steps for f, _ in s.fixes if f.scope == "environment" and not never_runs(f)]
     if exports:
@@ -177,7 +181,7 @@ def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
     entry = {
         "check": step.check,
         "commands": [list(a) for a in argvs],
-        "system": [list(a) for f, a in zip(step.runnable, argvs, strict=True) if f.scope != "venv"],
+        "system": [list(a) for a in argvs if a[0] != python],  # not the journal's to revert
         "pip_sources": [o for group in dict.fromkeys(g for a in argvs for g in pip_sources(a)) for o in group],
         "planned": [pip_dry_run(a) for a in argvs],
         "before": jr.distribution_versions(python),
@@ -455,7 +459,7 @@ def _fix(plan, from_file: str | None, yes: bool, allow_system: bool, command: st
     why, report = _report_from(from_file, plan) if from_file else ("", _check_run(plan))
     if report.interrupted:
         return ExitCode.INTERRUPTED
-    steps = make_steps(report, allow_system)
+    steps = make_steps(report, allow_system, _examined(plan)[0])
     show_plan(steps, *_examined(plan))
     if why:
         click.echo(f"\nNothing run: {why}.")
