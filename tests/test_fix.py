@@ -310,17 +310,31 @@ def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
 
 
 def test_corrupt_journal_is_one_line_exit_2(fix, tmp_path):
-    run, _ = fix
+    run, python = fix
     r = run("--select", "tiny.version", "--yes")
     assert r.returncode == 0, r.stdout + r.stderr
     (journal,) = (tmp_path / "state" / "envdoctor").glob("*.json")
     (entry,) = json.loads(journal.read_text())["runs"][-1]["entries"]
     assert entry["planned"] == [{"tinypkg": "2"}]  # pip's --dry-run --report, recorded before the change
     assert entry["before"]["tinypkg"] == "1" and entry["after"]["tinypkg"] == "2" and entry["state"] == "done"
+    data = json.loads(journal.read_text())
     journal.write_text("{not json")
     u = run("--select", "tiny.version", "--undo")
     assert u.returncode == 2
     assert u.stderr.count("\n") == 1 and "is corrupt" in u.stderr and "Traceback" not in u.stderr
+    journal.write_text(json.dumps({**data, "prefix": "/elsewhere/venv"}))  # copied from another environment
+    u = run("--select", "tiny.version", "--undo")
+    assert u.returncode == 2 and "records another environment ('/elsewhere/venv'" in u.stderr, u.stderr
+    assert tiny_version(python) == "2"  # neither touched the environment
+
+
+def test_bad_input_is_one_line_exit_2(fix, tmp_path):
+    run, _ = fix
+    (tmp_path / "r.json").write_text("not a report")
+    r = run("--from", str(tmp_path / "r.json"))
+    assert r.returncode == 2 and "r.json: is not valid JSON" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = run("--undo", "--from", str(tmp_path / "r.json"))
+    assert r.returncode == 2 and "takes no --from report" in r.stderr
 
 
 def test_report_from_another_environment_is_plan_only(fix, tmp_path):

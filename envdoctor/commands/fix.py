@@ -439,6 +439,8 @@ def fix_cmd(from_file, yes, allow_system, undo, **options) -> None:
     """Plan the fixes of the failing checks; run them (--yes), re-check, journal; --undo."""
     import contextlib
 
+    if undo and from_file:
+        raise click.UsageError("--undo puts back the journal of this environment; it takes no --from report")
     plan = check_command.make_plan(**_options_for_plan(options))
     _, prefix = _examined(plan)
     command = "envdoctor fix " + " ".join(sys.argv[2:])
