@@ -231,6 +231,7 @@ def test_bytecode_fix_is_undone_file_by_file(fix, tmp_path):
     u = run("--select", "tiny.bytecode", "--undo")
     assert u.returncode == 0, u.stdout + u.stderr
     assert _tree(src) == before
+    assert not any((tmp_path / "state" / "envdoctor").glob("*.files/*"))  # the backups went with the undone run
     assert "fail   tiny.bytecode: a.py has no bytecode" in u.stdout
 
 

@@ -354,7 +354,7 @@ def _apply(plan, steps: list[Step], command: str) -> ExitCode:
                 click.echo(f"  {s.check}: {done[s.check] or 'commands succeeded'}")
     finally:  # also on Ctrl-C, after the step rolled back
         if not any(e["state"] in _UNDOABLE for e in run["entries"]):
-            journal.runs.pop()  # nothing of it is left to undo (every step rolled back)
+            journal.forget(run)  # nothing of it is left to undo (every step rolled back)
         journal.save()
     return _recheck(plan, steps, done)
 
@@ -385,7 +385,7 @@ def _undo(plan) -> ExitCode:
         for p in problems:
             click.echo(f"envdoctor: could not restore {p}", err=True)
         return ExitCode.FAILED
-    journal.runs.pop()
+    journal.forget(run)
     journal.save()
     click.echo("Restored: the distributions and files are as they were before that run.")
     system = [shlex.join(a) for e in run["entries"] for a in e.get("system") or ()]

@@ -113,6 +113,14 @@ class Journal:
             )
         return {p: self._copy(p) for p in paths}
 
+    def forget(self, run: Mapping[str, Any]) -> None:
+        """Drop ``run`` (undone, or nothing of it left to undo) and its backups."""
+        self.runs.remove(run)
+        for entry in run.get("entries") or ():
+            for copy in (entry.get("replaced") or {}).values():
+                with contextlib.suppress(OSError):
+                    os.unlink(copy)
+
     def _copy(self, path: str) -> str:
         os.makedirs(self.backups, exist_ok=True)
         dest = os.path.join(self.backups, hashlib.sha256(f"{time.time_ns()}:{path}".encode()).hexdigest()[:24])
