@@ -179,11 +179,17 @@ def test_plan_hides_secrets(fix):
     assert "--index-url" in r.stdout and "Qx7Lk2Vb9Zp4" not in r.stdout + r.stderr
 
 
-def test_yes_applies_rechecks_and_undo_restores(fix):
+def _yes(fix, check: str, code: int):
+    """(run, python, the distribution list before, the result) of `fix --select CHECK --yes`, which exits ``code``."""
     run, python = fix
     before = dist_list(python)
-    r = run("--select", "tiny.version", "--yes")
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = run("--select", check, "--yes")
+    assert r.returncode == code, r.stdout + r.stderr
+    return run, python, before, r
+
+
+def test_yes_applies_rechecks_and_undo_restores(fix):
+    run, python, before, r = _yes(fix, "tiny.version", 0)
     assert "fixed        tiny.version: tinypkg 2" in r.stdout
     assert tiny_version(python) == "2"
     u = run("--select", "tiny.version", "--undo")
@@ -196,10 +202,7 @@ def test_yes_applies_rechecks_and_undo_restores(fix):
 
 
 def test_half_way_failure_rolls_back(fix):
-    run, python = fix
-    before = dist_list(python)
-    r = run("--select", "tiny.halfway", "--yes")
-    assert r.returncode == 1, r.stdout + r.stderr
+    run, python, before, r = _yes(fix, "tiny.halfway", 1)
     assert "second command fails; rolled back" in r.stdout
     assert "not fixed    tiny.halfway" in r.stdout
     assert dist_list(python) == before  # tinypkg back at 1, tinydep gone again
