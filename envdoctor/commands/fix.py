@@ -36,8 +36,7 @@ _CHECK_OPTIONS = (
     "python",
     "baseline",
     "lock",
-    "no_color",
-    "verbose",
+    "no_plugins",
 )
 FIX_TIMEOUT = 3600.0  # one command (pip may download a 2 GB wheel)
 # Journal entries whose changes are (still) in the environment; "running": the doctor died half-way.
