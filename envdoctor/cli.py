@@ -20,6 +20,11 @@ from envdoctor.core.exitcode import ExitCode
 COMMANDS = {
     "check": ("envdoctor.commands.check", "check_cmd", "Run the checks and report."),
     "list": ("envdoctor.commands.check", "list_cmd", "List every check: id, title, tags and where it comes from."),
+    "fix": (
+        "envdoctor.commands.fix",
+        "fix_cmd",
+        "Plan the fixes of the failing checks; run them (--yes), re-check, journal; --undo.",
+    ),
     "diff": (
         "envdoctor.commands.diff",
         "diff_cmd",
