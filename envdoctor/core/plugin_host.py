@@ -111,8 +111,8 @@ def run_check(
     from envdoctor.core.facts import FactStore
     from envdoctor.core.interpreter import Interpreter
     from envdoctor.core.probe import ProbeClient
-    from envdoctor.core.runner import evaluate
     from envdoctor.core.report import result_to_dict
+    from envdoctor.core.runner import evaluate
 
     reg = _load(dist, builtin_facts)
     spec = next(c for c in reg.checks if c.id == id)
