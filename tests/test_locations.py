@@ -141,18 +141,32 @@ def test_a_signal_mid_smoke_leaves_no_subdirectory_in_the_users_cache(tmp_path, 
 
 def test_worker_caches_are_subdirectories_of_the_users_locations(tmp_path):
     root = str(tmp_path / "tmp" / "envdoctor-probe-abc")
+    (tmp_path / "ind").mkdir()
+    (tmp_path / "home" / ".triton" / "cache").mkdir(parents=True)
     env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind"), "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path)}
     worker = probe_mod._worker_env(env, root)
     assert worker["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "ind" / "envdoctor-probe-abc")
     assert worker["TRITON_CACHE_DIR"] == str(tmp_path / "home" / ".triton" / "cache" / "envdoctor-probe-abc")
     assert worker["TMPDIR"] == os.path.join(root, "tmp")
-    # Inductor's default lies in the user's temporary directory, not in the worker's
-    default = probe_mod._worker_env({"USER": "alice", "TMPDIR": str(tmp_path), "HOME": "/x"}, root)
-    assert default["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torchinductor_alice" / "envdoctor-probe-abc")
     plan = probe_mod.cleanup_plan(env, root)
-    assert plan["trees"] == [worker["TRITON_CACHE_DIR"], worker["TORCHINDUCTOR_CACHE_DIR"]]
-    home = tmp_path / "home"
-    assert plan["prune"] == [str(home / ".triton" / "cache"), str(home / ".triton"), str(home), str(tmp_path / "ind")]  # deepest first
+    assert plan == {"trees": [worker["TRITON_CACHE_DIR"], worker["TORCHINDUCTOR_CACHE_DIR"]], "prune": []}
+
+
+def test_a_location_not_created_yet_is_tested_beside_it_and_nothing_is_created(tmp_path):
+    """A missing location is created by the user's first run; envdoctor compiles beside it, in
+    its nearest existing ancestor (same file system, same permission needed), and creates no
+    parent: creating it as root made /tmp/torchinductor 0755 in an image build, and the
+    rehearsal as the runtime user, running beside it, could no longer write there."""
+    root = str(tmp_path / "tmp" / "envdoctor-probe-abc")
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind"), "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path)}
+    worker = probe_mod._worker_env(env, root)
+    assert worker["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "ind.envdoctor-probe-abc")
+    assert worker["TRITON_CACHE_DIR"] == str(tmp_path / "home-.triton-cache.envdoctor-probe-abc")
+    default = probe_mod._worker_env({"USER": "alice", "TMPDIR": str(tmp_path), "HOME": "/x"}, root)
+    assert default["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torchinductor_alice.envdoctor-probe-abc")
+    plan = probe_mod.cleanup_plan(env, root)
+    assert plan == {"trees": [worker["TRITON_CACHE_DIR"], worker["TORCHINDUCTOR_CACHE_DIR"]], "prune": []}
+    assert not (tmp_path / "ind").exists() and not (tmp_path / "home").exists()
 
 
 def test_remove_all_prunes_only_empty_parents_it_made(tmp_path):

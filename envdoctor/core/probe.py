@@ -133,8 +133,23 @@ def user_cache_dirs(env: Mapping[str, str], root: str) -> dict[str, str]:
     out = {}
     for key, var in (("triton", "TRITON_CACHE_DIR"), ("inductor", "TORCHINDUCTOR_CACHE_DIR")):
         base = where[key].path
-        out[var] = os.path.join(base, name) if base else os.path.join(root, key)
+        out[var] = _inside(base, name) if base else os.path.join(root, key)
     return out
+
+
+def _inside(base: str, name: str) -> str:
+    """``base/name``; where ``base`` does not exist yet, ``name`` goes beside it instead, in its
+    nearest existing ancestor (``/tmp/torchinductor.envdoctor-probe-…``): the same file system
+    and the same permission the user's first run needs to create ``base``, and nothing that
+    outlives the worker. Creating ``base`` itself would leave it owned by whoever ran first:
+    seen in an image build, where root's compile made /tmp/torchinductor (0755) and the
+    rehearsal as the runtime user, beside it, could no longer write there."""
+    missing = locations.missing_ancestors(base)
+    if not missing:
+        return os.path.join(base, name)
+    top = missing[-1]
+    label = os.path.relpath(os.path.abspath(base), os.path.dirname(top)).replace(os.sep, "-")
+    return os.path.join(os.path.dirname(top), f"{label}.{name}")
 
 
 def cleanup_plan(env: Mapping[str, str], root: str) -> dict[str, list[str]]:
