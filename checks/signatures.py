@@ -648,3 +648,99 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="`nvidia-smi`, `dmesg | grep -i xid` and the full error",
     ),
 )
+
+# Error texts that mean something only inside one check's own error (a bare "numpy" or "802" in a
+# paste is no cause): the check looks its hint up here (``hints_for``); triage and the smokes never
+# search for them. ``fix`` may name ``{v}``, the torch version, which the check fills in.
+HINTS: tuple[Signature, ...] = (
+    # --- torch.importable: the error `import torch` raised ----------------------------------
+    Signature(
+        id="hint.torch_cuda_libs_missing",
+        pattern=r"lib(cudnn|cublas\w*|nccl|cusparse\w*|cufft|curand|cusolver|nvJitLink|cudart|nvrtc)[\w.]*: cannot open shared object",
+        cause="torch's CUDA libraries (the nvidia-* pip packages) are missing",
+        cause_id="nvidia_pip_libs_missing",
+        check="torch.importable",
+        fix="torch's CUDA libraries (the nvidia-* pip packages) are missing: pip install --force-reinstall torch=={v} "
+        "(without --no-deps); on RHEL-like systems check that purelib and platlib are the same directory",
+    ),
+    Signature(
+        id="hint.torch_undefined_symbol",
+        pattern=r"undefined symbol",
+        cause="a library on LD_LIBRARY_PATH or an extension built for another torch shadows torch's own",
+        cause_id="library_shadowing",
+        check="torch.importable",
+        fix="a library on LD_LIBRARY_PATH or an extension built for another torch is shadowing torch's own: unset LD_LIBRARY_PATH and retry, "
+        "or reinstall the package named in the error",
+    ),
+    Signature(
+        id="hint.torch_system_library",
+        pattern=r"libgomp|libstdc\+\+|GLIBC",
+        cause="a system library is missing or too old",
+        cause_id="system_library_too_old",
+        check="torch.importable",
+        fix="a system library is missing or too old: apt-get install libgomp1 (or use a glibc >= 2.28 base image)",
+    ),
+    Signature(
+        id="hint.torch_numpy",
+        pattern=r"numpy",
+        cause="NumPy is incompatible with this torch",
+        cause_id="numpy_incompatible",
+        check="torch.importable",
+        fix="NumPy is incompatible with this torch: pip install 'numpy<2' or upgrade torch",
+        ignore_case=True,
+    ),
+    # --- torch.cuda_available: the first line of CUDA's own warning --------------------------
+    Signature(
+        id="hint.cuda_fabric_not_ready",
+        pattern=r"802|system not yet initialized",
+        cause="the NVSwitch fabric is not initialised",
+        cause_id="fabric_manager_not_running",
+        check="torch.cuda_available",
+        fix="start nvidia-fabricmanager (sudo systemctl enable --now nvidia-fabricmanager) and wait for the fabric",
+    ),
+    Signature(
+        id="hint.cuda_forward_compat",
+        pattern=r"804|forward compatibility",
+        cause="the CUDA forward-compatibility libraries are loaded on a GPU that does not support them",
+        cause_id="cuda_compat_unsupported",
+        check="torch.cuda_available",
+        fix="remove the CUDA compat directory from LD_LIBRARY_PATH (forward compatibility needs a data-center GPU)",
+    ),
+    Signature(
+        id="hint.cuda_driver_mismatch",
+        pattern=r"803|unsupported display driver",
+        cause="the user-space driver does not match the kernel module",
+        cause_id="driver_library_mismatch",
+        check="torch.cuda_available",
+        fix="the user-space driver does not match the kernel module: reboot, or remove stray libcuda copies from LD_LIBRARY_PATH",
+    ),
+    Signature(
+        id="hint.cuda_driver_too_old",
+        pattern=r"too old|insufficient",
+        cause="the NVIDIA driver is too old for this torch's CUDA",
+        cause_id="driver_too_old_for_torch_cuda",
+        check="torch.cuda_available",
+        fix="upgrade the NVIDIA driver, or install a torch built for an older CUDA",
+    ),
+    Signature(
+        id="hint.cuda_visible_devices",
+        pattern=r"CUDA_VISIBLE_DEVICES|invalid device ordinal",
+        cause="CUDA_VISIBLE_DEVICES selects no usable GPU",
+        cause_id="cuda_visible_devices",
+        check="torch.cuda_available",
+        fix="fix or unset CUDA_VISIBLE_DEVICES",
+    ),
+    Signature(
+        id="hint.cuda_gpu_busy",
+        pattern=r"busy or unavailable",
+        cause="the GPU is in an exclusive compute mode and in use",
+        cause_id="gpu_exclusive_busy",
+        check="torch.cuda_available",
+        fix="the GPU is in an exclusive compute mode and in use: free it or sudo nvidia-smi -c DEFAULT",
+    ),
+)
+
+
+def hints_for(check: str) -> list[Signature]:
+    """The hints of one check, in catalog order (:func:`envdoctor.best_signature` takes the first found)."""
+    return [s for s in HINTS if s.check == check]
