@@ -12,17 +12,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Fix, Item, Skip, Status, Unavailable, best_signature, check, fact, fail, ok, pip_fix, skip, warn
 from envdoctor_checks._lazy import lazy
-from envdoctor_checks.packages import canonical, executable, package_dir, search_path
+from envdoctor_checks.packages import canonical, executable, marker_applies, package_dir, requirements, search_path
 from envdoctor_checks.signatures import hints_for
-
-if TYPE_CHECKING:
-    from packaging.requirements import Requirement
 
 compat = lazy("envdoctor_checks._cuda_compat")
 rd = lazy("envdoctor_checks._release_data")
@@ -168,33 +164,6 @@ def _index_hint(driver) -> str:
 
 def _index_fix(driver, python_info) -> Fix:
     return pip_fix(python_info, "install", "--force-reinstall", "torch", "--index-url", _index_url(driver))
-
-
-def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
-    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-
-    if req.marker is None:
-        return True
-    for extra in extras:
-        try:
-            if req.marker.evaluate({"extra": extra}):
-                return True
-        except (UndefinedComparison, UndefinedEnvironmentName):
-            continue
-    return False
-
-
-def requirements(dist: dict) -> list[Requirement]:
-    # packaging's requirements and markers load here, not when `envdoctor list` imports this module.
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    out = []
-    for text in dist.get("requires") or []:
-        try:
-            out.append(Requirement(text))
-        except InvalidRequirement:
-            continue
-    return out
 
 
 def _version(text: str | None) -> Version | None:
