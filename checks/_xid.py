@@ -215,9 +215,16 @@ XIDS: dict[int, XidInfo] = {
 def lookup(code: int) -> XidInfo:
     """The table entry, or a neutral one for codes it does not describe (new drivers add codes)."""
     return XIDS.get(code) or XidInfo(
-        code, "", "not in envdoctor's table", "unknown", Status.WARN, "an Xid this table does not describe",
-        f"look it up in NVIDIA's Xid catalog ({CATALOG_URL})", Remedy.WATCH, "",
-    )  # fmt: skip
+        code=code,
+        mnemonic="",
+        name="not in envdoctor's table",
+        kind="unknown",
+        severity=Status.WARN,
+        meaning="an Xid this table does not describe",
+        action=f"look it up in NVIDIA's Xid catalog ({CATALOG_URL})",
+        remedy=Remedy.WATCH,
+        nvidia_action="",
+    )
 
 
 # ---- parsing ---------------------------------------------------------------------------------
