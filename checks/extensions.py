@@ -23,8 +23,7 @@ from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check,
 from envdoctor import run_command as run
 from envdoctor_checks import _elf
 from envdoctor_checks.bodies.extensions import OPS
-from envdoctor_checks.packages import canonical, examined
-from envdoctor_checks.torch import marker_applies, requirements
+from envdoctor_checks.packages import canonical, examined, marker_applies, requirements
 
 BODY = "envdoctor_checks.bodies.extensions:load"
 # Per distribution: importing a large package (vllm) and a first CUDA op take tens of seconds.

@@ -11,11 +11,16 @@ import importlib.machinery
 import os
 import re
 import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Unavailable, check, fact, fail, installed_distributions, ok, skip
 from envdoctor import canonical_name as canonical  # the other check modules import it from here
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 # What envdoctor diagnoses; reported in this order.
 STACK = ("torch", "triton", "pytorch-triton", "torch-xla", "libtpu", "numpy", "torchvision", "torchaudio")
@@ -189,3 +194,36 @@ def versions(dists, options=None, interpreter=None):
         )
     parts = [f"{dists[k]['name']} {v}" for k, v in found.items() if k in ("torch", "triton", "pytorch-triton", "torch-xla")]
     return ok(", ".join(parts), details=found)
+
+
+def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
+    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+
+    if req.marker is None:
+        return True
+    for extra in extras:
+        try:
+            if req.marker.evaluate({"extra": extra}):
+                return True
+        except (UndefinedComparison, UndefinedEnvironmentName):
+            continue
+    return False
+
+
+def requires(dist: Mapping) -> list[tuple[str, Requirement]]:
+    """A distribution's ``Requires-Dist`` (its ``requires``): each line with its parse; the one
+    reader of it for every check (a line packaging cannot read is left out)."""
+    # packaging's requirements and markers load here, not when `envdoctor list` imports this module.
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for text in dist.get("requires") or []:
+        try:
+            out.append((text, Requirement(text)))
+        except InvalidRequirement:
+            continue
+    return out
+
+
+def requirements(dist: Mapping) -> list[Requirement]:
+    return [req for _, req in requires(dist)]

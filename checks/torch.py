@@ -12,19 +12,16 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Fix, Item, Skip, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, warn
+from envdoctor import Fix, Item, Skip, Status, Unavailable, best_signature, check, fact, fail, ok, pip_fix, skip, warn
 from envdoctor_checks._lazy import lazy
-from envdoctor_checks.packages import canonical, executable, package_dir, search_path
+from envdoctor_checks.packages import canonical, executable, marker_applies, package_dir, requirements, search_path
+from envdoctor_checks.signatures import hints_for
 
 compat = lazy("envdoctor_checks._cuda_compat")
 rd = lazy("envdoctor_checks._release_data")
-
-if TYPE_CHECKING:
-    from packaging.requirements import Requirement
 
 PROBE_TIMEOUT = 120.0
 
@@ -169,33 +166,6 @@ def _index_fix(driver, python_info) -> Fix:
     return pip_fix(python_info, "install", "--force-reinstall", "torch", "--index-url", _index_url(driver))
 
 
-def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
-    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-
-    if req.marker is None:
-        return True
-    for extra in extras:
-        try:
-            if req.marker.evaluate({"extra": extra}):
-                return True
-        except (UndefinedComparison, UndefinedEnvironmentName):
-            continue
-    return False
-
-
-def requirements(dist: dict) -> list[Requirement]:
-    # packaging's requirements and markers load here, not when `envdoctor list` imports this module.
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    out = []
-    for text in dist.get("requires") or []:
-        try:
-            out.append(Requirement(text))
-        except InvalidRequirement:
-            continue
-    return out
-
-
 def _version(text: str | None) -> Version | None:
     try:
         return Version(text) if text else None
@@ -204,24 +174,6 @@ def _version(text: str | None) -> Version | None:
 
 
 # ---- checks: torch itself ------------------------------------------------------------------
-
-_IMPORT_HINTS = (
-    (
-        re.compile(r"lib(cudnn|cublas\w*|nccl|cusparse\w*|cufft|curand|cusolver|nvJitLink|cudart|nvrtc)[\w.]*: cannot open shared object"),
-        "torch's CUDA libraries (the nvidia-* pip packages) are missing: pip install --force-reinstall torch=={v} "
-        "(without --no-deps); on RHEL-like systems check that purelib and platlib are the same directory",
-    ),
-    (
-        re.compile(r"undefined symbol"),
-        "a library on LD_LIBRARY_PATH or an extension built for another torch is shadowing torch's own: unset LD_LIBRARY_PATH and retry, "
-        "or reinstall the package named in the error",
-    ),
-    (
-        re.compile(r"libgomp|libstdc\+\+|GLIBC"),
-        "a system library is missing or too old: apt-get install libgomp1 (or use a glibc >= 2.28 base image)",
-    ),
-    (re.compile(r"numpy", re.I), "NumPy is incompatible with this torch: pip install 'numpy<2' or upgrade torch"),
-)
 
 
 @check("torch.importable", tags=("build",))
@@ -253,7 +205,8 @@ def importable(torch_runtime, torch_build=None, dists=None):
                 hint=f"remove {os.path.dirname(os.path.dirname(origin))} from PYTHONPATH (or delete that copy) so the installed torch is imported",
                 details=details,
             )
-    hint = next((h for p, h in _IMPORT_HINTS if p.search(err)), None)
+    found = best_signature(err, hints_for("torch.importable"))
+    hint = found.fix if found else None
     if hint is None:
         hint = (
             f"python -c 'import torch' shows the full traceback; if {origin} is not the torch you meant, fix PYTHONPATH; "
@@ -402,25 +355,6 @@ def ptx_jit(torch_build, torch_runtime, driver, gpus, visible_gpus=None):
     return ok(f"{names} use PTX JIT ({ptx_only[0][1].flag}); the driver (CUDA {driver.get('cuda_version')}) can compile it")
 
 
-_CUDA_WARN_HINTS = (
-    (
-        re.compile(r"802|system not yet initialized"),
-        "start nvidia-fabricmanager (sudo systemctl enable --now nvidia-fabricmanager) and wait for the fabric",
-    ),
-    (
-        re.compile(r"804|forward compatibility"),
-        "remove the CUDA compat directory from LD_LIBRARY_PATH (forward compatibility needs a data-center GPU)",
-    ),
-    (
-        re.compile(r"803|unsupported display driver"),
-        "the user-space driver does not match the kernel module: reboot, or remove stray libcuda copies from LD_LIBRARY_PATH",
-    ),
-    (re.compile(r"too old|insufficient"), "upgrade the NVIDIA driver, or install a torch built for an older CUDA"),
-    (re.compile(r"CUDA_VISIBLE_DEVICES|invalid device ordinal"), "fix or unset CUDA_VISIBLE_DEVICES"),
-    (re.compile(r"busy or unavailable"), "the GPU is in an exclusive compute mode and in use: free it or sudo nvidia-smi -c DEFAULT"),
-)
-
-
 @check("torch.cuda_available", tags=("gpu", "health"), sources=("live", "pasted"))
 def cuda_available(torch_build, torch_runtime, gpus, visible_gpus=None):
     """torch sees the GPUs the driver reports (as CUDA_VISIBLE_DEVICES selects)"""
@@ -439,7 +373,8 @@ def cuda_available(torch_build, torch_runtime, gpus, visible_gpus=None):
         names = sorted({str(d.get("name")) for d in rt.get("devices") or []})
         return ok(f"torch.cuda.is_available() is True; {seen} device(s): {', '.join(names)}", details=details)
     said = msgs[0].strip().splitlines()[0][:300] if msgs else ""
-    hint = next((h for p, h in _CUDA_WARN_HINTS if said and p.search(said)), None)
+    found = best_signature(said, hints_for("torch.cuda_available")) if said else None
+    hint = found.fix if found else None
     if not avail or seen == 0:
         return fail(
             f"torch.cuda.is_available() is False although the driver reports {expected} usable GPU(s)" + (f": {said}" if said else ""),

@@ -23,7 +23,7 @@ from envdoctor import run_command as run
 from envdoctor_checks._dirs import DirProbe, judge_cache_dir, probe_dir
 from envdoctor_checks._fixes import system_package
 from envdoctor_checks._lazy import lazy
-from envdoctor_checks.packages import canonical, package_dir
+from envdoctor_checks.packages import canonical, package_dir, requires
 
 release_data = lazy("envdoctor_checks._release_data")
 
@@ -97,13 +97,8 @@ class TritonRequirement:
 def torch_triton_requirement(torch_dist: Mapping) -> TritonRequirement | None:
     """The Triton requirement torch's metadata declares, or None (CPU builds declare none)."""
     from packaging.markers import InvalidMarker  # on use: `envdoctor list` stays light
-    from packaging.requirements import InvalidRequirement, Requirement
 
-    for line in torch_dist.get("requires") or []:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
+    for line, req in requires(torch_dist):
         name = canonical(req.name)
         if name not in TRITON_DISTS:
             continue

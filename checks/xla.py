@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import Unavailable, check, fact, fail, ok, skip, warn
-from envdoctor_checks.packages import canonical
+from envdoctor_checks.packages import canonical, requirements
 from envdoctor_checks.triton import major_minor, satisfies
 
 if TYPE_CHECKING:
@@ -112,13 +112,7 @@ def torch_match(torch_xla, dists):
 
 def libtpu_requirement(torch_xla: Mapping) -> Requirement | None:
     """The libtpu pin of torch_xla's [tpu] extra."""
-    from packaging.requirements import InvalidRequirement, Requirement  # on use: `list` stays light
-
-    for line in torch_xla.get("requires") or []:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
+    for req in requirements(torch_xla):
         if canonical(req.name) in ("libtpu", "libtpu-nightly") and req.marker is not None and req.marker.evaluate({"extra": "tpu"}):
             return req
     return None

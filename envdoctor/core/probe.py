@@ -38,6 +38,7 @@ from typing import Any
 from envdoctor.core import builtins, bytecode, locations
 from envdoctor.core._probe_child import BYTECODE_ENV, PRECOMPILE_ENV, remove_all
 from envdoctor.core.api import ProbeError, ProbeRaised
+from envdoctor.core.signatures import PROBE_SIGNATURES, best
 from envdoctor.core.subproc import describe_signal, kill_group, kill_now, spawn_on_stable_thread
 
 # Both boots load the built-in checks from their files, as core.builtins does
@@ -63,17 +64,6 @@ _TARGET_BOOT = (
 OUTPUT_TAIL = 16 * 1024
 
 # Phrases in a dead probe's output that name the cause better than the signal does.
-_CAUSES = [
-    (re.compile(r"fatal error: Python\.h: No such file or directory"), "Python.h is missing (install python3-dev)"),
-    (re.compile(r"Failed to find C compiler"), "no C compiler found (install gcc or set CC)"),
-    (re.compile(r"InvalidCxxCompiler|No working C\+\+ compiler"), "no working C++ compiler (install g++ or set CXX)"),
-    (re.compile(r"(CUDA error: [^\n]+)"), None),
-    (re.compile(r"(cudaError\w+|CUDA_ERROR_\w+)"), None),
-    (re.compile(r"(No space left on device)"), None),
-    (re.compile(r"(out of shared memory|Bus error)"), "shared memory (/dev/shm) exhausted"),
-    (re.compile(r"(Permission denied: [^\n]+)"), None),
-    (re.compile(r"([Cc]annot create temporary file[^\n]*|Read-only file system[^\n]*)"), None),
-]
 
 
 # Probe bodies announce each step that can hang or crash ("envdoctor-stage: initialising CUDA on
@@ -212,11 +202,8 @@ def _write_smi_shim(path: str, root: str) -> None:
 
 def explain_output(output: str) -> str:
     """The most telling cause found in a probe's output, or ''."""
-    for pattern, text in _CAUSES:
-        m = pattern.search(output)
-        if m:
-            return text or m.group(1).strip()[:300]
-    return ""
+    found = best(output, PROBE_SIGNATURES)
+    return found.cause.strip()[:300] if found else ""
 
 
 def _boot(python: str | None, extra_path: Sequence[str]) -> list[str]:

@@ -99,3 +99,22 @@ def validate(signatures: Iterable[object], *, taken: Iterable[str] = (), pattern
         except re.error as e:
             problems.append(f"signature {sig.id!r}: bad pattern: {e}")
     return problems
+
+
+def _probe(id: str, pattern: str, cause: str = "{0}") -> Signature:
+    return Signature(id=f"probe.{id}", pattern=pattern, cause=cause, cause_id=id, check="probe", fix="", source="engine")
+
+
+# What killed a probe worker, from its output (the engine's own few: it names no built-in check).
+# A cause of ``{0}`` quotes the error itself.
+PROBE_SIGNATURES: tuple[Signature, ...] = (
+    _probe("python_headers_missing", r"fatal error: Python\.h: No such file or directory", "Python.h is missing (install python3-dev)"),
+    _probe("no_c_compiler", r"Failed to find C compiler", "no C compiler found (install gcc or set CC)"),
+    _probe("no_cxx_compiler", r"InvalidCxxCompiler|No working C\+\+ compiler", "no working C++ compiler (install g++ or set CXX)"),
+    _probe("cuda_error", r"CUDA error: [^\n]+"),
+    _probe("cuda_error_code", r"cudaError\w+|CUDA_ERROR_\w+"),
+    _probe("disk_full", r"No space left on device"),
+    _probe("shm_exhausted", r"out of shared memory|Bus error", "shared memory (/dev/shm) exhausted"),
+    _probe("permission_denied", r"Permission denied: [^\n]+"),
+    _probe("read_only", r"[Cc]annot create temporary file[^\n]*|Read-only file system[^\n]*"),
+)

@@ -203,9 +203,18 @@ def _finding_cause(f: Finding, row: CheckOutcome | None, evidence: Mapping[str, 
     if status == "pass":
         summary += f" (but {row.id} passes on the pasted facts: {row.message})"
     return Cause(
-        f.signature.cause_id, summary, f.signature.check, status, rank, basis, tuple(dict.fromkeys(lines)),
-        fix, row.fixes if row and status in ("fail", "warn") else (), f.signature.ask, f.signature.id,
-    )  # fmt: skip
+        cause_id=f.signature.cause_id,
+        summary=summary,
+        check=f.signature.check,
+        status=status,
+        rank=rank,
+        basis=basis,
+        evidence=tuple(dict.fromkeys(lines)),
+        fix=fix,
+        fixes=row.fixes if row and status in ("fail", "warn") else (),
+        ask=f.signature.ask,
+        signature=f.signature.id,
+    )
 
 
 def rank_causes(
@@ -239,7 +248,20 @@ def rank_causes(
         rank = (CHECK_FAIL if r.status is Status.FAIL else CHECK_WARN) + (2 if r.id in categories else 0)
         lines = _row_evidence(r, specs.get(r.id), evidence)
         incidental = bool(errors) and not findings
-        causes.append(Cause(cause_id, r.message, r.id, r.status.value, rank, "check", lines, r.hint, r.fixes, incidental=incidental))
+        causes.append(
+            Cause(
+                cause_id=cause_id,
+                summary=r.message,
+                check=r.id,
+                status=r.status.value,
+                rank=rank,
+                basis="check",
+                evidence=lines,
+                fix=r.hint,
+                fixes=r.fixes,
+                incidental=incidental,
+            )
+        )
     order = {id(c): i for i, c in enumerate(causes)}
     causes.sort(key=lambda c: (-c.rank, order[id(c)]))
     return causes

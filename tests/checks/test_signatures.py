@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from envdoctor.core.signatures import Signature, best, find, validate
-from envdoctor_checks.signatures import SIGNATURES
+from envdoctor.core.signatures import PROBE_SIGNATURES, Signature, best, find, validate
+from envdoctor_checks.signatures import HINTS, SIGNATURES, hints_for
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "triage"
 
@@ -128,3 +128,38 @@ def test_every_signature_names_a_check_that_exists():
 
     ids = {c.id for c in discover().checks}
     assert sorted({s.check for s in SIGNATURES} - ids) == []
+
+
+def test_the_check_hints_and_the_probe_causes_are_catalog_rows():
+    """torch's import/CUDA hints and a dead probe's causes are Signatures too: valid, ids unique
+    across the whole catalog, each naming a check that exists (the probe's name the probe)."""
+    from envdoctor.core.registry import discover
+
+    assert validate(HINTS + PROBE_SIGNATURES, taken=[s.id for s in SIGNATURES]) == []
+    ids = {c.id for c in discover().checks}
+    assert {s.check for s in HINTS} <= ids and {s.check for s in PROBE_SIGNATURES} == {"probe"}
+    assert (
+        best("ImportError: libcudnn.so.9: cannot open shared object file", hints_for("torch.importable"))
+        .fix.format(v="2.5.1")
+        .count("torch==2.5.1")
+    )
+    assert best("Error 802: system not yet initialized", hints_for("torch.cuda_available")).signature.id == "hint.cuda_fabric_not_ready"
+
+
+@pytest.mark.parametrize(
+    ("output", "cause"),
+    [
+        ("x.c:1:10: fatal error: Python.h: No such file or directory", "Python.h is missing (install python3-dev)"),
+        (
+            "RuntimeError: CUDA error: an illegal memory access was encountered\nmore",
+            "CUDA error: an illegal memory access was encountered",
+        ),
+        ("OSError: [Errno 28] No space left on device", "No space left on device"),
+        ("ERROR: Bus error (core dumped)", "shared memory (/dev/shm) exhausted"),
+        ("all fine", ""),
+    ],
+)
+def test_a_dead_probe_is_explained_from_the_catalog(output, cause):
+    from envdoctor.core.probe import explain_output
+
+    assert explain_output(output) == cause
