@@ -190,7 +190,9 @@ def plot(rows: Sequence[Row], cfg: Config, device_name: str, path: str) -> None:
     good = [r for r in rows if r.step_ms]
     eager = next((r for r in good if r.mode == "eager"), None)
     fig, ax = plt.subplots(figsize=(7, 3.5), dpi=120)
-    bars = ax.bar([r.mode for r in good], [r.step_ms or 0.0 for r in good], color=["#888888" if r.mode == "eager" else "#4c72b0" for r in good])
+    bars = ax.bar(
+        [r.mode for r in good], [r.step_ms or 0.0 for r in good], color=["#888888" if r.mode == "eager" else "#4c72b0" for r in good]
+    )
     for bar, r in zip(bars, good, strict=True):
         s = speedup(r, eager)
         label = f"{r.step_ms:.1f} ms" + ("" if r.mode == "eager" or s is None else f"\n{s[1]:.2f}x")
