@@ -203,8 +203,11 @@ def _compare_dists(diff: Diff, sa: Stack, sb: Stack) -> None:
         x, y = sa.dists.get(key), sb.dists.get(key)
         if x and y and x.version == y.version:
             continue
-        compiled, source = _compiled(y or x)  # type: ignore[arg-type]
-        change = DistChange((y or x).name, x.version if x else "", y.version if y else "", compiled, source)  # type: ignore[union-attr]
+        either = y or x
+        if either is None:  # (the key comes from one of the two)
+            continue
+        compiled, source = _compiled(either)
+        change = DistChange(either.name, x.version if x else "", y.version if y else "", compiled, source)
         (diff.dists_changed if x and y else diff.dists_added if y else diff.dists_removed).append(change)
 
 
