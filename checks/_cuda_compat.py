@@ -136,7 +136,7 @@ def best_index_for_driver(driver_cuda: str | None) -> str | None:
     if not d:
         return None
     for c in TORCH_INDEXES:
-        if cuda_tuple(c) <= d:
+        if (ct := cuda_tuple(c)) is not None and ct <= d:
             return wheel_tag(c)
     return None
 
@@ -162,7 +162,7 @@ def judge_driver(torch_cuda: str, driver_cuda: str, driver_version: str | None) 
     if d[0] == t[0]:
         floor = FAMILY_FLOOR.get(t[0])
         dv = driver_tuple(driver_version)
-        if floor and dv and dv < driver_tuple(floor):
+        if floor and dv and (fv := driver_tuple(floor)) is not None and dv < fv:
             return DriverVerdict("below_floor", f"driver {driver_version} is below {floor}, the minimum for any CUDA {t[0]}.x", ga or floor)
         if d < t and t[0] < 11:  # minor-version compatibility exists from CUDA 11 on
             return DriverVerdict(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from envdoctor import Status
 
@@ -55,7 +56,7 @@ def find_mount(path: str, mounts: list) -> dict | None:
     return best
 
 
-def is_network_fs(mount: dict | None) -> bool:
+def is_network_fs(mount: dict | None) -> TypeGuard[dict]:
     if not mount:
         return False
     fstype = mount["fstype"]

@@ -43,7 +43,7 @@ PRODUCTS_FILE = "gpu_products.json"  # NVIDIA's product list, written by tools/r
 def load_json(name: str) -> Mapping:
     """One data file, parsed once. Raises OSError/ValueError if it is missing or broken."""
     package = __package__ or "envdoctor_checks"
-    text = resources.files(package).joinpath(DATA_DIR, name).read_text(encoding="utf-8")
+    text = resources.files(package).joinpath(DATA_DIR).joinpath(name).read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -318,7 +318,8 @@ def nvidia_pins(torch_version: str | None, cuda: str | None = None) -> Mapping[s
     rel = torch_release(torch_version)
     if rel is None:
         return None
-    tag = cuda_tag(cuda) or cuda_tag(parse_torch_version(torch_version).local) or rel.default_build
+    parsed = parse_torch_version(torch_version)
+    tag = cuda_tag(cuda) or cuda_tag(parsed.local if parsed else None) or rel.default_build
     return rel.pins.get(tag) if tag else None
 
 

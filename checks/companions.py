@@ -72,10 +72,10 @@ def python_ceiling(torch_build, python_info):
     if torch_build.get("location"):
         return skip("judged from torch's own source by compile.python_version")
     limit = release_data.dynamo_max_python(torch_build.get("version"))
-    have = _py(python_info.get("version"))
-    if limit is None or have is None:
+    have, ceiling = _py(python_info.get("version")), _py(limit)
+    if limit is None or have is None or ceiling is None:
         return skip(f"the release table does not know torch {torch_build.get('version')}'s torch.compile Python limit")
-    if have > _py(limit):
+    if have > ceiling:
         return fail(
             f"Python {python_info.get('version')} is newer than torch {torch_build.get('version')}'s torch.compile accepts "
             f"(up to {limit}): torch.compile raises 'Python {have[0]}.{have[1]}+ is not supported' (Dynamo)",

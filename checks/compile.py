@@ -182,6 +182,7 @@ def inductor_cache(env, torch_build) -> dict:
     user, user_source = user_name(env)
     tolerant = tolerates_missing_user(torch_build["location"])
     where = compile_locations(env)["inductor"]
+    assert where.path is not None, "Inductor's default lies in the temporary directory, which always resolves"
     p = probe_dir(where.path)
     return {
         "path": p.path,

@@ -110,7 +110,7 @@ def rendezvous(dist_collective) -> Result:
         return ok(f"rank {c['rank']} joined {c.get('store')}; rank 0 writes the combined report")
     ranks = _ranks(c)
     missing = {r: i for r, i in ranks.items() if i.get("state") != "reported"}
-    hosts = sorted({i.get("host") for i in ranks.values() if i.get("host")})
+    hosts = sorted({str(i["host"]) for i in ranks.values() if i.get("host")})
     if not missing:
         return ok(f"all {len(ranks)} ranks on {len(hosts)} host(s) joined and reported", details={"store": c.get("store")})
     items = [Item(_who(r, i), Status.FAIL, i.get("note", i.get("state", ""))) for r, i in sorted(missing.items())]

@@ -75,7 +75,7 @@ def _objects(dist: md.Distribution) -> list[dict]:
 def scan(path: list[str] | None = None) -> list[dict]:
     """Every distribution (first copy on ``path``, as import sees it) shipping objects that link torch."""
     seen, found = set(), []
-    for d in md.distributions(**({"path": path} if path is not None else {})):
+    for d in md.distributions(path=path) if path is not None else md.distributions():
         try:
             name = d.metadata["Name"]
         except Exception:  # noqa: BLE001 - a broken dist-info must not stop the scan

@@ -23,14 +23,18 @@ import os
 import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envdoctor import Item, Result, Skip, Status, Unavailable, check, fact, fail, ok, run_command, skip, warn, worst
 from envdoctor_checks import nvidia
 from envdoctor_checks._lazy import lazy
 
-gh = lazy("envdoctor_checks._gpu_health")
-_xid = lazy("envdoctor_checks._xid")
+if TYPE_CHECKING:  # the modules themselves, so their names type-check
+    from envdoctor_checks import _gpu_health as gh
+    from envdoctor_checks import _xid
+else:
+    gh = lazy("envdoctor_checks._gpu_health")
+    _xid = lazy("envdoctor_checks._xid")
 DEV = "/dev"
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 SYS_UVM = "/sys/module/nvidia_uvm"
@@ -284,7 +288,7 @@ def xid(gpu_health):
     details = {"source": log.source, "complete": log.complete, "events": [e.to_dict() for e in log.events]}
     message = "; ".join(f"{i.name}: {i.message}" for i in items)
     status = worst(items)
-    if status is Status.PASS:
+    if status is Status.PASS or worst_finding is None:  # (no item, no finding: PASS)
         return ok(f"{message} (not the machine: see the programs that ran)", details=details, items=items)
     hint = f"{worst_finding.action}" + ("; the GPU, not the software, is at fault" if worst_finding.hardware else "")
     hint += f" (Xid catalog: {_xid.CATALOG_URL})"
@@ -308,8 +312,8 @@ def proc_minors(root: str | None = None) -> dict[str, int]:
                 m = re.search(r"^Device Minor:\s*(\d+)", f.read(), re.M)
         except OSError:
             continue
-        if m and _xid.pci_key(name):
-            out[_xid.pci_key(name)] = int(m.group(1))
+        if m and (key := _xid.pci_key(name)):
+            out[key] = int(m.group(1))
     return out
 
 

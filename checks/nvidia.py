@@ -168,6 +168,14 @@ class DriverHung(Unavailable):
     """NVML or nvidia-smi did not answer within the deadline: the classic sign of a wedged driver."""
 
 
+class NvmlFailed(Unavailable):
+    """NVML answered with an error; ``library``: the libnvidia-ml the NVML child had loaded, if any."""
+
+    def __init__(self, reason: str, library: Any = None) -> None:
+        super().__init__(reason)
+        self.library = library
+
+
 def hang_reason(what: str, timeout: float) -> str:
     return f"{what} within {timeout:.0f}s: {WEDGED}"
 
@@ -193,9 +201,7 @@ def nvml_query(env: Mapping[str, str] | None = None, timeout: float | None = Non
         tail = last_line(res.stderr)
         raise Unavailable(f"the NVML query {how}" + (f" ({tail})" if tail and not res.signal else ""))
     if not answer.get("ok"):
-        err = Unavailable(str(answer.get("error") or "NVML failed"))
-        err.library = answer.get("library")
-        raise err
+        raise NvmlFailed(str(answer.get("error") or "NVML failed"), answer.get("library"))
     return answer["value"]
 
 
@@ -210,7 +216,7 @@ def _smi_int_mib(text: str) -> int | None:
 
 
 def parse_smi_csv(text: str) -> list[dict]:
-    gpus = []
+    gpus: list[dict] = []
     for row in csv.reader(io.StringIO(text)):
         row = [c.strip() for c in row]
         if len(row) != len(SMI_FIELDS):

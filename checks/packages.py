@@ -59,7 +59,7 @@ def _checked_requirement(text: str) -> bool:
     if "extra ==" in str(text):  # an optional extra's requirement: not installed with the package
         return False
     m = _REQUIREMENT_NAME.match(str(text))
-    return bool(m) and bool(_CHECKED_REQUIREMENTS.match(canonical(m.group(1))))
+    return m is not None and bool(_CHECKED_REQUIREMENTS.match(canonical(m.group(1))))
 
 
 def _derivable(key: str, field: str, value, stack: bool) -> bool:

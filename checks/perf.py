@@ -111,8 +111,9 @@ def judge_device(dev: dict, metric: str, measured: float) -> tuple[Status, str, 
     info: dict = {"measured": measured, "unit": METRIC_UNITS[metric]}
     if spec is None:
         return Status.PASS, f"{label}: {_fmt(measured, metric)} (no reference figures for this model: no verdict)", info
-    info.update(model=spec.model, source=spec.source, peak=spec.peak(metric), expected=spec.expected(metric))
-    if spec.expected(metric) is None:
+    peak_value, expected = spec.peak(metric), spec.expected(metric)
+    info.update(model=spec.model, source=spec.source, peak=peak_value, expected=expected)
+    if expected is None or peak_value is None:  # (one is None only with the other)
         return Status.PASS, f"{label}: {_fmt(measured, metric)} (the {spec.model} datasheet gives no {metric} figure: no verdict)", info
     sms = dev.get("sm_count")
     if sms and sms != spec.sm_count:
@@ -122,10 +123,9 @@ def judge_device(dev: dict, metric: str, measured: float) -> tuple[Status, str, 
             "a MIG slice or a cut-down variant, so no verdict)",
             info,
         )
-    expected = spec.expected(metric)
     ratio = measured / expected
     info["ratio"] = ratio
-    peak = f"dense peak {_fmt(spec.peak(metric), metric)}" if metric != "copy" else f"datasheet {_fmt(spec.peak(metric), metric)}"
+    peak = f"dense peak {_fmt(peak_value, metric)}" if metric != "copy" else f"datasheet {_fmt(peak_value, metric)}"
     text = f"{label}: {_fmt(measured, metric)}, {ratio:.0%} of the {_fmt(expected, metric)} expected ({peak})"
     if ratio < WARN_BELOW:
         return Status.WARN, text, info

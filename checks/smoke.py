@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from envdoctor import (
     ACTIONS,
@@ -45,6 +46,9 @@ from envdoctor import (
 from envdoctor_checks import health
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.signatures import SIGNATURES
+
+if TYPE_CHECKING:
+    from envdoctor import Location
 
 BODY = "envdoctor_checks.bodies.smoke"
 _xla = lazy("envdoctor_checks.xla")  # the pairing rules, when the XLA smoke failed
@@ -128,7 +132,7 @@ def _line_of(text: str, m: re.Match, most: int = 1000) -> str:
     return text[start : end if end >= 0 else m.end() + most]
 
 
-def _named_location(line: str, places) -> object | None:
+def _named_location(line: str, places) -> Location | None:
     """The location whose path (or a path inside it) the error line names; the deepest wins
     (Inductor's default cache lies inside the temporary directory)."""
     for loc in sorted(places, key=lambda p: -len(p.path)):
@@ -171,7 +175,7 @@ def location_failure(text: str, env, what: str) -> Result | None:
         if loc is None and "noexec" not in condition:
             blamed = _judged_unusable(places, full=condition.startswith("is full") or "quota" in condition)
             loc = blamed[0] if blamed else None
-        if loc is None:
+        if loc is None or loc.path is None:  # (every place has a path)
             continue
         return fail(
             f"{what} failed because the {loc.what} {loc.path} ({loc.chosen_by()}) {condition}: {line}",

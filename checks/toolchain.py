@@ -33,12 +33,13 @@ def resolve_program(value: str, path_var: str | None) -> tuple[str | None, str]:
     if os.sep in value:
         path = value
     else:
-        path = shutil.which(value, path=path_var)
-        if path is None:
+        found = shutil.which(value, path=path_var)
+        if found is None:
             where = (
                 "a directory" if any(os.path.isdir(os.path.join(d, value)) for d in (path_var or "").split(os.pathsep) if d) else "missing"
             )
             return None, f"names '{value}', which is not an executable on PATH ({where})"
+        path = found
     if not os.path.exists(path):
         return None, f"points to {path}, which does not exist"
     if os.path.isdir(path):

@@ -416,7 +416,7 @@ def nvidia_wheel_pins(dists, python_info=None):
             items.append(Item(r.name, Status.WARN, f"{d['version']} installed, torch requires {spec}"))
         else:
             items.append(Item(r.name, Status.PASS, d["version"]))
-    families = {}
+    families: dict[str, set[str]] = {}
     for key in dists:
         m = re.match(r"nvidia-([a-z-]+?)-cu(\d+)$", key)
         if m:
@@ -519,7 +519,7 @@ def _loaded_summary(libs: list[dict], rt: dict) -> str:
         parts.append(f"cuDNN {_cudnn_text(rt['cudnn'])}")
     if isinstance(rt.get("nccl"), str):
         parts.append(f"NCCL {rt['nccl']}")
-    by_kind = {}
+    by_kind: dict[str, str] = {}
     for lib in libs:
         if lib["kind"] in ("cudnn", "cublas", "nccl", "cudart", "gomp", "iomp5", "omp"):
             by_kind.setdefault(lib["kind"], f"{lib['name']} ({lib['provenance']})")

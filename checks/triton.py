@@ -166,8 +166,9 @@ def release_table_pin(torch_version: str) -> tuple[str, str] | None:
     if line is None:
         return None
     pins = {r.triton.specifier for v, r in release_data.torch_releases().items() if r.line.line == line.line and r.triton}
-    minors = {major_minor(s.lstrip("=~")) for s in pins}
-    if len(minors) != 1 or None in minors:
+    found = [major_minor(s.lstrip("=~")) for s in pins]
+    minors = {mm for mm in found if mm is not None}
+    if len(minors) != 1 or None in found:
         return None
     major, minor = minors.pop()
     return f"=={major}.{minor}.*", f"Triton {major}.{minor}.x, which the torch {line.line} releases pin"
@@ -600,7 +601,7 @@ def _ptxas_tool_items(triton_ptxas: Mapping) -> list[Item]:
 
 
 def _ptxas_too_new_for_triton(tools: Mapping[str, dict], triton_ver: str) -> list[Item]:
-    old_triton = major_minor(triton_ver) is not None and major_minor(triton_ver) <= (3, 4)
+    old_triton = (triton_mm := major_minor(triton_ver)) is not None and triton_mm <= (3, 4)
     items = []
     for tool, e in tools.items():
         mm = major_minor(e["version"] or "")
@@ -623,6 +624,8 @@ def _ptxas_gpu_item(g: Mapping, tools: Mapping[str, dict], driver, driver_mm) ->
     if not cc or not e or not e["version"]:
         return None
     mm = major_minor(e["version"])
+    if mm is None:  # a version that is no number: nothing to compare (it raised TypeError below)
+        return None
     need = PTXAS_MIN_FOR_ARCH.get(cc)
     label = f"GPU {g.get('index')} ({g.get('name')}, sm_{cc[0]}{cc[1]})"
     if need and mm < need:
@@ -698,7 +701,7 @@ def gpu_supported(triton_pkg=None, torch_build=None, visible_gpus=None, gpus=Non
     """The GPUs are new enough for Triton (torch.compile's GPU backend)"""
     if torch_build and torch_build.get("kind") not in ("cuda", None):
         return skip(f"torch is a {torch_build['kind']} build; NVIDIA compute capability does not apply")
-    if torch_build and major_minor(str(torch_build.get("version") or "")) and major_minor(str(torch_build["version"])) < (2, 0):
+    if torch_build and (torch_mm := major_minor(str(torch_build.get("version") or ""))) and torch_mm < (2, 0):
         return skip(f"torch {torch_build['version']} predates torch.compile (2.0), Triton's user here")
     gpu_list = _gpu_list(visible_gpus, gpus)
     if gpu_list is None:
@@ -706,7 +709,7 @@ def gpu_supported(triton_pkg=None, torch_build=None, visible_gpus=None, gpus=Non
     if not gpu_list:
         return skip("no NVIDIA GPU is visible to CUDA (CUDA_VISIBLE_DEVICES)")
     triton_ver = (triton_pkg.get("version") if triton_pkg else None) or ""
-    fma_only = major_minor(triton_ver) is None or major_minor(triton_ver) >= (3, 3)
+    fma_only = (triton_mm := major_minor(triton_ver)) is None or triton_mm >= (3, 3)
     items = []
     for g in gpu_list:
         cc = parse_cc(g.get("cc", ""))

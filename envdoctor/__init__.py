@@ -38,7 +38,7 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
 
 # os and sys are loaded before any module of ours; _signal is built into the interpreter (the
 # `signal` module around it is a file to find and compile): no file is read before the handlers.
-import _signal
+import _signal  # type: ignore[import-not-found]  # typeshed has stubs for `signal` only
 import os as _os
 import sys as _sys
 

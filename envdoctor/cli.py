@@ -160,7 +160,7 @@ def _run(argv: list[str] | None) -> int:
         code = cli.main(args=argv, prog_name="envdoctor", standalone_mode=False)
     except _usage_errors() as e:  # evaluated only when an exception is on its way out
         code = getattr(e, "exit_code", ExitCode.USAGE)
-        for line in e.message.splitlines():
+        for line in str(e).splitlines():  # their message
             click.echo(f"Error: {line}" if code is ExitCode.USAGE else f"envdoctor: {line}", err=True)
         return code
     except (click.exceptions.Abort, KeyboardInterrupt):

@@ -11,6 +11,7 @@ import ctypes
 import importlib
 import os
 import traceback
+from typing import Any
 
 from envdoctor_checks import _elf
 
@@ -106,7 +107,7 @@ def load(dist: str, modules: list[str], sos: list[str], op: str | None = None) -
             continue
         _stage(f"reading the symbols {os.path.basename(path)} needs")
         objects.append({"path": path, "loaded": False, **missing_torch_symbols(path)})
-    result = {"dist": dist, "imports": imports, "objects": objects, "op": None}
+    result: dict[str, Any] = {"dist": dist, "imports": imports, "objects": objects, "op": None}
     if op in OPS and all(i["ok"] for i in imports):
         _stage(f"running {op}")
         try:

@@ -151,7 +151,7 @@ def health_query():
         import pynvml  # nvidia-ml-py
     except ImportError as e:
         return {"ok": False, "error": f"nvidia-ml-py is not installed ({e})", "library": None}
-    from nvml_health import gather_health  # this file's directory is sys.path[0]
+    from nvml_health import gather_health  # type: ignore[import-not-found]  # this file's directory is sys.path[0]
 
     try:
         return {"ok": True, "value": gather_health(nvml=pynvml)}

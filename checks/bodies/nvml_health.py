@@ -66,7 +66,8 @@ def _field_values(nvml: Any, handle: Any, ids: Sequence[int]) -> list[int | None
 
 
 def _read_ecc(r: _Reader, h: Any) -> dict[str, Any]:
-    nvml, out = r.nvml, {}
+    nvml = r.nvml
+    out: dict[str, Any] = {}
     mode = r.get("ecc", "nvmlDeviceGetEccMode", h)
     if mode is None:
         return out
@@ -182,9 +183,10 @@ def gather_health(handle_count: int | None = None, nvml: Any = None) -> dict[str
     call loads NVML. ``handle_count`` limits how many GPUs are read (default: all)."""
     if nvml is None:
         try:
-            import pynvml as nvml  # nvidia-ml-py, a dependency of envdoctor
+            import pynvml  # nvidia-ml-py, a dependency of envdoctor
         except ImportError as e:
             return {"gpus": [], "error": f"nvidia-ml-py is not importable: {e}"}
+        nvml = pynvml
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as e:

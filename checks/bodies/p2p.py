@@ -20,7 +20,8 @@ def peer_pairs() -> dict:
     import torch
 
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    pairs, refused = [], []
+    pairs: list[list[int]] = []
+    refused: list[list[int]] = []
     for i in range(n):
         for j in range(i + 1, n):
             _stage(f"asking CUDA whether GPU {i} and GPU {j} can access each other")

@@ -278,6 +278,7 @@ def _compile_parts(torch, parts, deliberate_break: bool, device: str, out: dict[
     # TF32 convolutions (cuDNN's default) differ from eager only by ordering; keep room for it.
     tol = 2e-3 if device == "cuda" else 1e-4
     gen = torch.Generator().manual_seed(0)
+    args: tuple[Any, ...]
     for name in parts:
         if name == "function":
             fn = _small_function(deliberate_break)

@@ -34,7 +34,7 @@ class Verdict:
 
 def _worst_failure(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     """The failing row to name: the strongest recommended action, then run order."""
-    rank = {a: i for i, a in enumerate(ACTIONS)}
+    rank: dict[Any, int] = {a: i for i, a in enumerate(ACTIONS)}  # a row's action may be missing
     return max(enumerate(rows), key=lambda nr: (rank.get(nr[1].get("action"), 0), -nr[0]))[1]
 
 

@@ -99,7 +99,7 @@ def slower_than_eager(rows: Sequence[Row], cpu: bool = False) -> list[str]:
     out = []
     for r in rows:
         s = speedup(r, eager)
-        if r.mode == "eager" or s is None or s[0] <= 0:
+        if r.mode == "eager" or s is None or s[0] <= 0 or eager is None:  # (s is None without eager)
             continue
         n = r.graph_breaks or 0
         text = f"{r.mode} is slower than eager ({r.step_ms:.2f} vs {eager.step_ms:.2f} ms per step, {s[0]:+.0%})"
@@ -190,7 +190,9 @@ def plot(rows: Sequence[Row], cfg: Config, device_name: str, path: str) -> None:
     good = [r for r in rows if r.step_ms]
     eager = next((r for r in good if r.mode == "eager"), None)
     fig, ax = plt.subplots(figsize=(7, 3.5), dpi=120)
-    bars = ax.bar([r.mode for r in good], [r.step_ms for r in good], color=["#888888" if r.mode == "eager" else "#4c72b0" for r in good])
+    bars = ax.bar(
+        [r.mode for r in good], [r.step_ms or 0.0 for r in good], color=["#888888" if r.mode == "eager" else "#4c72b0" for r in good]
+    )
     for bar, r in zip(bars, good, strict=True):
         s = speedup(r, eager)
         label = f"{r.step_ms:.1f} ms" + ("" if r.mode == "eager" or s is None else f"\n{s[1]:.2f}x")
@@ -250,7 +252,7 @@ def bench_cmd(modes, max_autotune, device, batch, size, warmup, runs, steps, tim
         writable_target(plot_file)
     info = _device_info(timeout)
     cfg = _config(device, info, {"batch": batch, "size": size, "warmup": warmup, "runs": runs, "steps": steps})
-    device_name = info.get("device_name") if cfg.device == "cuda" else f"CPU, {info.get('cpu_threads')} threads"
+    device_name = str(info.get("device_name")) if cfg.device == "cuda" else f"CPU, {info.get('cpu_threads')} threads"
     if cfg.cpu_variant:
         _say(f"envdoctor bench: no CUDA GPU in use: running the small CPU variant (batch {cfg.batch}, {cfg.size}x{cfg.size} images)")
     rows = _measure(mode_list, cfg, timeout)

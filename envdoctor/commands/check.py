@@ -147,7 +147,7 @@ def make_plan(**o):
     from envdoctor.core.outputs import Output
     from envdoctor.core.registry import discover
 
-    paths = (o["output"], o["json_file"], o["junit_file"], o["markdown_file"])
+    paths: list[str | None] = [o["output"], o["json_file"], o["junit_file"], o["markdown_file"]]
     launch, quiet = None, o["quiet"]
     if o["distributed"]:
         from envdoctor.modes.distributed import launch_for_cli
@@ -167,7 +167,8 @@ def make_plan(**o):
         extras.append(Output("prometheus", os.path.join(o["textfile"], TEXTFILE_NAME), "--textfile"))
     conf = config.load(o["config_file"], o["expects"])
     try:
-        labels = tuple(f"--{k}" if o[k] else f"{conf.path}: {k}" for k in ("baseline", "lock"))
+        baseline_label, lock_label = (f"--{k}" if o[k] else f"{conf.path}: {k}" for k in ("baseline", "lock"))
+        labels = (baseline_label, lock_label)
         run_inputs = inputs.validate(o["baseline"] or conf.baseline, o["lock"] or conf.lock, o["as_user"], labels=labels)
         select, deselect = inputs.patterns("--select", o["select"]), inputs.patterns("--deselect", o["deselect"])
     except ValueError as e:

@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +23,9 @@ from envdoctor.core import journal as jr
 from envdoctor.core.api import Fix, Status
 from envdoctor.core.exitcode import ExitCode
 from envdoctor.core.subproc import run as run_command
+
+if TYPE_CHECKING:
+    from envdoctor.core.scrub import Scrubber
 
 # The check options that choose what runs and what it is judged against; output options are
 # the fix command's own.
@@ -53,7 +57,7 @@ def _check_params() -> list[click.Parameter]:
     return [p for p in check_command.check_cmd.params if p.name in _CHECK_OPTIONS]
 
 
-_SCRUBBER = []
+_SCRUBBER: list[Scrubber] = []  # the one scrubber, made on first use
 
 
 def _shown(text: str) -> str:
@@ -177,7 +181,7 @@ def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
     "" when every command succeeded, else why not (rolled back)."""
     argvs = [resolve_argv(f, python) for f in step.runnable]
     dirs = sorted({d for a in argvs for d in watched_dirs(a)})
-    entry = {
+    entry: dict[str, Any] = {
         "check": step.check,
         "commands": [list(a) for a in argvs],
         "system": [list(a) for a in argvs if a[0] != python],  # not the journal's to revert
@@ -343,7 +347,7 @@ def _apply(plan, steps: list[Step], command: str) -> ExitCode:
     python, prefix = _examined(plan)
     done: dict[str, str] = {}
     journal = jr.load(prefix)
-    run = {"started": _now(), "command": command, "entries": []}
+    run: dict[str, Any] = {"started": _now(), "command": command, "entries": []}
     journal.runs.append(run)
     click.echo("\nApplying:")
     try:

@@ -70,7 +70,7 @@ def _nodes_from(data: Mapping[str, Any], source: str) -> list[Node]:
                 Node(f"{r.get('host') or '?'}/rank{r.get('rank')}", source, status, failing, messages, dict(r.get("fleet") or {}), why)
             )
         return nodes
-    checks = {r.id: r.status.value for r in report.results if r.status.value in SHOWN}
+    checks: dict[str, str] = {r.id: r.status.value for r in report.results if r.status.value in SHOWN}
     messages = {r.id: r.message for r in report.results if r.status.value in SHOWN}
     facts = extract_facts(report.facts, report.platform)
     return [Node(host, source, node_status(checks.values()), checks, messages, facts, partial)]

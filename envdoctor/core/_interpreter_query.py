@@ -19,7 +19,7 @@ import sysconfig
 try:
     import importlib.metadata as md
 except ImportError:  # before 3.8: the doctor then says the interpreter is too old
-    md = None
+    md = None  # type: ignore[assignment]  # None stands for the module there
 
 MARKER = "envdoctor-interpreter: "
 _EXTENSION = re.compile(r"\.(?:so|pyd|dylib)(?:\.\d+)*,")
@@ -46,7 +46,7 @@ def dists():
     """{canonical name: {name, version, location, requires, installer, compiled}} for the first copy
     on sys.path of every installed distribution (what ``import`` would see), plus ``others``
     listing further copies (shadowed installs)."""
-    out = {}
+    out = {}  # type: dict  # (a type comment: old interpreters run this file)
     for d in md.distributions() if md is not None else ():
         try:
             name = d.metadata["Name"]
@@ -72,7 +72,7 @@ def dists():
 
 def include_dir():
     # Debian's posix_local scheme is mapped to posix_prefix, as triton/runtime/build.py does.
-    scheme = sysconfig.get_default_scheme() if hasattr(sysconfig, "get_default_scheme") else sysconfig._get_default_scheme()
+    scheme = sysconfig.get_default_scheme() if hasattr(sysconfig, "get_default_scheme") else sysconfig._get_default_scheme()  # type: ignore[attr-defined]  # private before 3.10
     if scheme == "posix_local":
         scheme = "posix_prefix"
     return sysconfig.get_paths(scheme=scheme)["include"]

@@ -240,7 +240,7 @@ def read_config(path: str | Path) -> Config:
             raise ConfigError(f"{p}: tool.envdoctor must be a table, got {type(data).__name__}")
     data = dict(data)
     inputs = _input_paths(data, p, prefix)
-    return Config(str(p), validate(data, str(p), prefix), **inputs)
+    return Config(str(p), validate(data, str(p), prefix), baseline=inputs.get("baseline"), lock=inputs.get("lock"))
 
 
 def validate(data: dict[str, Any], origin: str, prefix: str = "") -> Expectations:

@@ -13,7 +13,7 @@ Rendering is ``envdoctor.reporters.diff``; the command, ``envdoctor.commands.dif
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -114,7 +114,7 @@ class Diff:
         def moves(xs: list[CheckMove]) -> list[dict[str, Any]]:
             return [asdict(x) for x in xs]
 
-        def changes(xs: list[Change]) -> list[dict[str, Any]]:
+        def changes(xs: Sequence[Change | DistChange]) -> list[dict[str, Any]]:
             return [asdict(x) for x in xs]
 
         return {
@@ -147,8 +147,8 @@ class Diff:
 
 
 def _meta(d: Mapping[str, Any]) -> dict[str, Any]:
-    tool = d.get("tool") if isinstance(d.get("tool"), dict) else {}
-    plat = d.get("platform") if isinstance(d.get("platform"), dict) else {}
+    tool = v if isinstance(v := d.get("tool"), dict) else {}
+    plat = v if isinstance(v := d.get("platform"), dict) else {}
     return {
         "schema_version": str(d.get("schema_version")),
         "tool_version": str(tool.get("version", "")),
@@ -203,8 +203,11 @@ def _compare_dists(diff: Diff, sa: Stack, sb: Stack) -> None:
         x, y = sa.dists.get(key), sb.dists.get(key)
         if x and y and x.version == y.version:
             continue
-        compiled, source = _compiled(y or x)  # type: ignore[arg-type]
-        change = DistChange((y or x).name, x.version if x else "", y.version if y else "", compiled, source)  # type: ignore[union-attr]
+        either = y or x
+        if either is None:  # (the key comes from one of the two)
+            continue
+        compiled, source = _compiled(either)
+        change = DistChange(either.name, x.version if x else "", y.version if y else "", compiled, source)
         (diff.dists_changed if x and y else diff.dists_added if y else diff.dists_removed).append(change)
 
 
@@ -291,10 +294,10 @@ def _changes(diff: Diff) -> list[Changed]:
         facts, package = ROW_FACTS.get(c.name, ((), ""))
         out.append(Changed(f"{c.name} {_v(c.a)} → {_v(c.b)}", facts, package))
     shown = {ROW_FACTS.get(c.name, ((), ""))[1] or c.name for c in diff.versions}  # torch, triton, numpy: in the rows
-    for c in diff.dists_changed + diff.dists_added + diff.dists_removed:
-        if _canon(c.name) not in shown:
-            text = f"{'compiled ' if c.compiled else ''}{c.name} {c.a or '(none)'} → {c.b or '(none)'}"
-            out.append(Changed(text, package=_canon(c.name), compiled=c.compiled))
+    for dc in diff.dists_changed + diff.dists_added + diff.dists_removed:
+        if _canon(dc.name) not in shown:
+            text = f"{'compiled ' if dc.compiled else ''}{dc.name} {dc.a or '(none)'} → {dc.b or '(none)'}"
+            out.append(Changed(text, package=_canon(dc.name), compiled=dc.compiled))
     gpus = len(diff.gpus_added) + len(diff.gpus_removed) + len(diff.gpus_changed)
     if gpus:
         out.append(Changed(f"GPUs changed ({gpus} change{'s' if gpus != 1 else ''})", GPU_FACTS))
@@ -316,9 +319,9 @@ def _collect_regressions(diff: Diff, a: Mapping[str, Any], b: Mapping[str, Any],
         diff.notes.append(
             "the runs selected different checks (profile/--select/--deselect): checks missing from one report are not regressions"
         )
-    for m in diff.metrics:
-        if m.regressed:
-            found.append(Regression("perf", m.name, metric_line(m), causes_for(m.source, changed, deps)))
+    for metric in diff.metrics:
+        if metric.regressed:
+            found.append(Regression("perf", metric.name, metric_line(metric), causes_for(metric.source, changed, deps)))
     diff.regressions = found
 
 

@@ -113,7 +113,7 @@ class Journal:
             )
         return {p: self._copy(p) for p in paths}
 
-    def forget(self, run: Mapping[str, Any]) -> None:
+    def forget(self, run: dict[str, Any]) -> None:
         """Drop ``run`` (undone, or nothing of it left to undo) and its backups."""
         self.runs.remove(run)
         for entry in run.get("entries") or ():

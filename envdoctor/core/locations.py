@@ -91,6 +91,7 @@ def _home(env: Mapping[str, str]) -> tuple[str | None, str]:
 
 
 def triton_cache(env: Mapping[str, str]) -> Location:
+    path: str | None
     if env.get("TRITON_CACHE_DIR"):
         path, source = env["TRITON_CACHE_DIR"], "TRITON_CACHE_DIR"
     else:

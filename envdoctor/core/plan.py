@@ -154,7 +154,8 @@ def _check_patterns(available: Sequence[CheckSpec], exp: Expectations, select, d
             raise PlanError(no_match_message(what, missing, pool))
     missing = unmatched(available, skip)
     if missing:
-        raise PlanError(no_match_message(f"{exp.get('skip').origin}: skip", missing, available))
+        origin = entry.origin if (entry := exp.get("skip")) else "the configuration"  # skip comes only from there
+        raise PlanError(no_match_message(f"{origin}: skip", missing, available))
 
 
 def check_outputs(outputs: Sequence[Output]) -> None:

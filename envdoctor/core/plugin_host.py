@@ -121,8 +121,7 @@ def run_check(
         raw = values["interpreter"]
         values["interpreter"] = Interpreter(**{**raw, "sys_path": tuple(raw["sys_path"])})
     interp = values.get("interpreter")
-    own = interp is None or interp.own
-    probe = ProbeClient(env=values.get("env"), python=None if own else interp.executable)
+    probe = ProbeClient(env=values.get("env"), python=None if interp is None or interp.own else interp.executable)
     probe.deadline = time.monotonic() + seconds if seconds else None
     values["probe"] = probe
     store = FactStore(reg.facts, given=values)
@@ -140,8 +139,9 @@ def run_check(
 
 
 def _wire(name: str, value: Any) -> Any:
-    if name == "interpreter" and dataclasses.is_dataclass(value):
-        return {**dataclasses.asdict(value), "sys_path": list(value.sys_path)}
+    if name == "interpreter" and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        wired = dataclasses.asdict(value)
+        return {**wired, "sys_path": list(wired["sys_path"])}
     if name == "env":
         return dict(value)
     return value

@@ -516,6 +516,7 @@ class ProbeClient:
         first-hand, with its own output). A preload that outlives the call's deadline is the
         call's timeout, as an import that hangs would be."""
         offset, worker.preload_offset = worker.preload_offset, None
+        assert offset is not None, "awaited only while a preload is pending"
         try:
             payload, _ = self._request_answer(worker, offset, timeout, what)
         except ProbeError:
@@ -544,36 +545,35 @@ class ProbeClient:
         lane: str = MAIN_LANE,
     ) -> Any:
         what = what or f"probe {target}"
-        lane_name = lane
         if self._closed:
             raise ProbeError(f"{what} was not run: the run was stopped")
         self._refuse_abandoned(what)
         if env is not None or fresh:
             return self._call_fresh(target, kwargs or {}, timeout, {**self.env, **(env or {})}, what)
-        lane = self._lane(lane_name)
+        slot = self._lane(lane)
         left = self._remaining(timeout)
-        if left <= 0 or not lane.lock.acquire(timeout=max(left, 0)):
+        if left <= 0 or not slot.lock.acquire(timeout=max(left, 0)):
             raise ProbeError(f"{what} was not run: no time left within the run's --timeout")
         try:
             left = self._remaining(timeout)
             if self._closed:
                 raise ProbeError(f"{what} was not run: the run was stopped")
             self._refuse_abandoned(what)
-            worker = lane.worker
+            worker = slot.worker
             if worker is None or not (worker.alive() or worker.preload_offset is not None):
                 if worker is not None:
                     worker.close()
-                lane.worker = worker = self._take_spare() or self._start_worker(self.env, what)
+                slot.worker = worker = self._take_spare() or self._start_worker(self.env, what)
             try:
                 if worker.preload_offset is not None:
-                    lane.worker = worker = self._await_preload(worker, left, what)
+                    slot.worker = worker = self._await_preload(worker, left, what)
                     left = self._remaining(timeout)
                 payload, out = self._request(worker, target, kwargs or {}, left, what)
             except ProbeError:
-                lane.worker = None
+                slot.worker = None
                 raise
         finally:
-            lane.lock.release()
+            slot.lock.release()
         return _unwrap(payload, out)
 
     def _call_fresh(self, target: str, kwargs: Mapping[str, Any], timeout: float, env: Mapping[str, str], what: str) -> Any:

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
@@ -127,22 +128,22 @@ class Registry:
         """Parameters that name no fact: the check is dropped (it could only ever be an error),
         the fact kept (its dependents say at run time that it could not be gathered). ``known``:
         more fact names that exist elsewhere (a contained plugin's host: the built-ins')."""
-        known = set(self.facts) | set(SPECIALS) | set(known)
+        names = set(self.facts) | set(SPECIALS) | set(known)
         keep = []
         for c in self.checks:
-            unknown = [p.name for p in c.params if p.name not in known]
+            unknown = [p.name for p in c.params if p.name not in names]
             if unknown:
-                self.problem(c.id, c.title, f"check {c.id} from {c.source} {_unknown_text(unknown, known)}", _UNKNOWN_HINT, c.source)
+                self.problem(c.id, c.title, f"check {c.id} from {c.source} {_unknown_text(unknown, names)}", _UNKNOWN_HINT, c.source)
             else:
                 keep.append(c)
         self.checks = keep
         for f in sorted([*self.facts.values(), *self.pasted_facts.values()], key=lambda f: (f.name, f.origin)):
-            unknown = [p.name for p in f.params if p.name not in known]
+            unknown = [p.name for p in f.params if p.name not in names]
             if unknown:
                 self.problem(
                     f"plugin.fact.{f.name}",
                     f"fact {f.name}",
-                    f"fact {f.name} from {f.source} {_unknown_text(unknown, known)}",
+                    f"fact {f.name} from {f.source} {_unknown_text(unknown, names)}",
                     _UNKNOWN_HINT,
                     f.source,
                 )
@@ -192,7 +193,7 @@ class _Signals:
 
     def __init__(self) -> None:
         self.seen = False
-        self._old: dict[int, object] = {}
+        self._old: dict[int, Any] = {}  # as signal.signal returned them: a handler, SIG_DFL, SIG_IGN or None
 
     def __enter__(self) -> _Signals:
         if threading.current_thread() is threading.main_thread():

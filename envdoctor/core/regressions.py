@@ -117,7 +117,7 @@ def _perf_numbers(facts: Mapping[str, Any]) -> dict[str, _Number]:
     """name -> number from the perf facts."""
     out: dict[str, _Number] = {}
     for idx, d in _devices(facts, "matmul_perf").items():
-        mm = d.get("matmul") if isinstance(d.get("matmul"), Mapping) else {}
+        mm = v if isinstance(v := d.get("matmul"), Mapping) else {}
         for dtype, m in sorted(mm.items()):
             v = _num(m.get("tflops")) if isinstance(m, Mapping) else None
             if v is not None:
@@ -240,7 +240,7 @@ class Dependencies:
         seen: dict[str, int] = {}
         frontier, depth = [*params, *(b for b in blame if b in self.facts)], 0
         while frontier:
-            nxt = []
+            nxt: list[str] = []
             for f in frontier:
                 if f not in seen:
                     seen[f] = depth

@@ -238,11 +238,11 @@ def bad_facts(facts: Mapping[str, Any]) -> str:
             continue
         if not isinstance(v, want):
             return f"'facts.{key}' is a {type(v).__name__}, not {'an object' if want is dict else 'a list'}"
-        entries = v.values() if key == "dists" else v if want is list else ()
+        entries = v.values() if key == "dists" and isinstance(v, dict) else v if isinstance(v, list) else ()  # (as want says)
         odd = next((e for e in entries if not isinstance(e, dict)), None)
         if odd is not None:
             return f"'facts.{key}' holds a {type(odd).__name__}, not an object per entry"
-        if key == "env_vars" and not all(isinstance(x, str) for x in v.values()):
+        if key == "env_vars" and isinstance(v, dict) and not all(isinstance(x, str) for x in v.values()):
             return "'facts.env_vars' holds a value that is not a string"
     return ""
 

@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Protocol
 
 from envdoctor.core.api import CheckSpec
 
@@ -80,7 +81,17 @@ def split_patterns(values: Iterable[str]) -> list[str]:
     return [p.strip() for v in values for p in v.split(",") if p.strip()]
 
 
-def matches(spec: CheckSpec, pattern: str) -> bool:
+class Selectable(Protocol):
+    """What a pattern is matched against: a check's spec, or the row of a check the registry refused."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+
+
+def matches(spec: Selectable, pattern: str) -> bool:
     return (
         spec.id == pattern
         or spec.id.startswith(pattern.rstrip(".") + ".")

@@ -172,7 +172,7 @@ class Stack:
 def missing_reason(v: Any) -> str | None:
     """Why a fact is not there, if ``v`` is a missing-fact marker (live ``Missing``, or a
     report's ``{"unavailable": why}`` / ``{"error": why}``); None for a value."""
-    if hasattr(v, "reason") and (not v or isinstance(v, Exception)):  # Missing, or an Unavailable handed over as is
+    if (not v or isinstance(v, Exception)) and hasattr(v, "reason"):  # Missing, or an Unavailable handed over as is
         return str(v.reason)
     if isinstance(v, Mapping) and v and set(v) <= {"unavailable", "error"}:
         return str(v.get("unavailable") or v.get("error") or "unavailable")

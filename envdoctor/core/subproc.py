@@ -14,8 +14,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 MAX_OUTPUT = 256 * 1024
 KILL_GRACE = 2.0
@@ -60,14 +64,15 @@ def describe_signal(sig: int) -> str:
         name = signal.Signals(sig).name
     except ValueError:
         name = f"signal {sig}"
-    meaning = {
+    meanings: dict[int, str] = {
         signal.SIGSEGV: "segmentation fault",
         signal.SIGABRT: "aborted",
         signal.SIGBUS: "bus error (often an exhausted /dev/shm)",
         signal.SIGFPE: "floating-point exception",
         signal.SIGILL: "illegal instruction (a binary built for another CPU?)",
         signal.SIGKILL: "killed, most often by the kernel's out-of-memory killer",
-    }.get(sig)
+    }
+    meaning = meanings.get(sig)
     return f"died of {name}" + (f" ({meaning})" if meaning else "")
 
 
@@ -126,8 +131,8 @@ def _signal_group(pgid: int, sig: int) -> None:
 #   fires when the *thread* that forked ends, and check threads end during a run.
 
 _PR_SET_PDEATHSIG = 1
-_prctl = None
-_spawner = None
+_prctl: Callable[..., int] | None = None
+_spawner: ThreadPoolExecutor | None = None
 _spawner_lock = threading.Lock()
 
 
@@ -151,6 +156,7 @@ def _die_with_parent_preexec(parent: int):
     """A preexec_fn: only an already-resolved C call and getppid, no imports, no locks, so it is
     safe in a child forked from a threaded process (glibc keeps malloc usable after fork)."""
     prctl = _prctl
+    assert prctl is not None, "given only where prctl loaded"
 
     def preexec() -> None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -194,7 +200,7 @@ def run(
     """Run ``argv`` to completion or its deadline; ``user``/``group`` switch to that UID/GID
     (with no supplementary groups) in the child, which needs root."""
     argv = tuple(str(a) for a in argv)
-    as_user = {"user": user, "group": group, "extra_groups": []} if user is not None else {}
+    as_user: dict[str, Any] = {"user": user, "group": group, "extra_groups": []} if user is not None else {}
     start = time.monotonic()
     # Output goes to temporary files, not pipes: a chatty child can never block on a full pipe,
     # and we keep only the tail.
@@ -220,7 +226,7 @@ def run(
             return Completed(argv, None, "", "", error=e.strerror or str(e), duration=time.monotonic() - start)
         timed_out = False
         try:
-            if input is not None:
+            if input is not None and proc.stdin is not None:  # stdin is a pipe then
                 try:
                     proc.stdin.write(input.encode())
                     proc.stdin.close()

@@ -199,8 +199,10 @@ def _finding_cause(f: Finding, row: CheckOutcome | None, evidence: Mapping[str, 
         # The check judged the pasted facts: its fix first (the catalog's is for any machine:
         # "a build for the newest CUDA" is wrong for a Pascal GPU under the cu128 build).
         fix = f"{row.hint}" if row.fixes else f"{row.hint}\n{f.fix}"
-    summary = f.cause + (f" — confirmed by the pasted facts: {row.message}" if status in ("fail", "warn") else "")
-    if status == "pass":
+    summary = f.cause
+    if row and status in ("fail", "warn"):
+        summary += f" — confirmed by the pasted facts: {row.message}"
+    elif row and status == "pass":
         summary += f" (but {row.id} passes on the pasted facts: {row.message})"
     return Cause(
         cause_id=f.signature.cause_id,

@@ -19,6 +19,7 @@ import select
 import stat
 import sys
 import time
+from collections.abc import Callable, Iterable
 from itertools import chain, compress, repeat
 from operator import not_
 from typing import Any
@@ -29,7 +30,11 @@ STDIN_TIMEOUT = 60.0  # a pipe that sends no end of file within this is not a pa
 # A report is a few levels deep (facts -> dists -> torch -> requires -> str); anything much deeper
 # is not one, and walking it (scrubbing secrets, redacting) would exhaust Python's stack.
 MAX_DEPTH = 64
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 _KINDS += ((stat.S_ISSOCK, "a socket"),)
 
 
@@ -215,7 +220,8 @@ def too_deep(data: Any, what: str = "JSON") -> str:
     # A whole level at a time, sorted by type with C-level map/compress: a report holds
     # thousands of strings, and `fleet` runs this over thousands of reports, so a Python step
     # per item would cost more than parsing the JSON did.
-    level = [data] if isinstance(data, (dict, list)) else []
+    level: list[Any] = [data] if isinstance(data, (dict, list)) else []
+    numbers: Iterable[Any]
     depth, problem = 1, _odd_number(data)
     while level and not problem:
         is_dict = list(map(isinstance, level, repeat(dict)))

@@ -12,13 +12,13 @@ from envdoctor.reporters.escape import terminal
 
 def render_junit(report: Report, *, verbose: bool = False, color: bool = False, strict: bool = False) -> str:
     c = report.counts()
-    failures = c["fail"] + (c["warn"] if strict else 0)
+    tests, failures, errors = str(len(report.results)), str(c["fail"] + (c["warn"] if strict else 0)), str(c["error"])
     suite = ET.Element(
         "testsuite",
         name="envdoctor",
-        tests=str(len(report.results)),
-        failures=str(failures),
-        errors=str(c["error"]),
+        tests=tests,
+        failures=failures,
+        errors=errors,
         skipped=str(c["skip"]),
         time=f"{report.duration:.3f}",
         timestamp=report.started_at,
@@ -44,7 +44,7 @@ def render_junit(report: Report, *, verbose: bool = False, color: bool = False, 
             ET.SubElement(case, "skipped", message=message)
         elif r.message:
             ET.SubElement(case, "system-out").text = f"{r.status.value}: {text}"
-    root = ET.Element("testsuites", name="envdoctor", tests=suite.get("tests"), failures=suite.get("failures"), errors=suite.get("errors"))
+    root = ET.Element("testsuites", name="envdoctor", tests=tests, failures=failures, errors=errors)
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -195,7 +195,7 @@ def _gpus(out: _Out, report: Report) -> None:
         return
     listed = {g.get("index"): g for g in report.facts.get("gpus") or () if isinstance(g, Mapping)}
     host = str(report.platform.get("hostname", ""))
-    log = health.get("kernel_log") if isinstance(health.get("kernel_log"), Mapping) else {}
+    log = v if isinstance(v := health.get("kernel_log"), Mapping) else {}
     readable = bool(log) and not log.get("reason")
     xids = _xids(log) if readable else {}
     for g in health["nvml"].get("gpus") or ():
@@ -212,9 +212,9 @@ def _gpus(out: _Out, report: Report) -> None:
 
 def _versions(report: Report) -> dict[str, Any]:
     facts = report.facts
-    dists = facts.get("dists") if isinstance(facts.get("dists"), Mapping) else {}
-    driver = facts.get("driver") if isinstance(facts.get("driver"), Mapping) else {}
-    build = facts.get("torch_build") if isinstance(facts.get("torch_build"), Mapping) else {}
+    dists = v if isinstance(v := facts.get("dists"), Mapping) else {}
+    driver = v if isinstance(v := facts.get("driver"), Mapping) else {}
+    build = v if isinstance(v := facts.get("torch_build"), Mapping) else {}
 
     def version(*names: str) -> str | None:
         return next((str(d["version"]) for n in names if isinstance(d := dists.get(n), Mapping) and d.get("version")), None)

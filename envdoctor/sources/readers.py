@@ -146,6 +146,6 @@ class PasteWriter:
         for rank, gpus in self._acc.gpu_sets:
             if rank == RANK_READER:
                 return gpus
-        gpus: list[dict] = []
-        self._acc.gpu_sets.append((RANK_READER, gpus))
-        return gpus
+        fresh: list[dict] = []
+        self._acc.gpu_sets.append((RANK_READER, fresh))
+        return fresh

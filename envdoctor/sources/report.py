@@ -30,7 +30,16 @@ _S, _N, _B = (str, type(None)), (int, float, str, type(None)), (bool, type(None)
 _STRS, _DICTS, _LIST = "strings", "objects", "list"
 _REQUIRED, _PRESENT = "required string", "present"  # a string; a string or null, but there
 _NUM = (int, float, type(None))
-_GPU = {"index": _N, "name": _S, "uuid": _S, "serial": _S, "cc": _S, "memory_total": _NUM, "memory_used": _NUM, "mig_mode": _B}
+_GPU: dict[str, Any] = {
+    "index": _N,
+    "name": _S,
+    "uuid": _S,
+    "serial": _S,
+    "cc": _S,
+    "memory_total": _NUM,
+    "memory_used": _NUM,
+    "mig_mode": _B,
+}
 _GPU |= {"persistence_mode": _B, "compute_mode": _S, "brand": _S, "pci_bus_id": _S, "mig_devices": _DICTS, "processes": _DICTS}
 FIELDS: dict[str, dict[str, Any]] = {
     "torch_build": {"version": _REQUIRED, "kind": _REQUIRED, "cuda": _PRESENT, "local": _S, "hip": _S, "git_version": _S, "location": _S},

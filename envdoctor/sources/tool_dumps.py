@@ -150,15 +150,12 @@ def _prose_line(line: str, out: PasteWriter) -> None:
     for m in PROSE_VERSION.finditer(line):
         name = m.group(1).lower().replace("_", "-")
         out.package("torch" if name == "pytorch" else name, m.group(2), line)
-    m = CUDATOOLKIT.search(line)
-    if m:
-        out.torch_cuda_hint(m.group(1), line)
-    m = PROSE_DRIVER.search(line)
-    if m:
-        out.driver(m.group(1), line)
-    m = PROSE_GPU.search(line)
-    if m:
-        out.gpu(m.group(1).strip(), line)
+    if toolkit := CUDATOOLKIT.search(line):
+        out.torch_cuda_hint(toolkit.group(1), line)
+    if driver := PROSE_DRIVER.search(line):
+        out.driver(driver.group(1), line)
+    if gpu := PROSE_GPU.search(line):
+        out.gpu(gpu.group(1).strip(), line)
 
 
 @reader("prose")
