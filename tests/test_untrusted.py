@@ -232,3 +232,17 @@ def test_a_thread_limit_is_one_line_not_an_internal_error(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().count("\n") == 0 and "cannot start a thread" in r.stderr and "ulimit -u" in r.stderr
+
+
+def test_junit_attributes_from_another_machines_report_are_inert_too():
+    """The slow fuzz lane's find: a report whose started_at (or a check id) holds an escape
+    sequence made the JUnit XML unparseable (the attributes were written raw)."""
+    from envdoctor.core.api import Status
+    from envdoctor.core.report import CheckOutcome, Report
+    from envdoctor.reporters.junit import render_junit
+
+    rows = (CheckOutcome("a.b\x1b[2J", "t", Status.PASS, "ok"),)
+    out = render_junit(Report("0", "\x1b[2J\r", 1.0, {}, rows))
+    suite = ET.fromstring(out.encode("utf-8")).find("testsuite")
+    assert suite is not None and suite.get("timestamp") == "\\x1b[2J\\r"
+    assert suite.find("testcase").get("name") == "a.b\\x1b[2J"

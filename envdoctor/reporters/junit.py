@@ -21,10 +21,10 @@ def render_junit(report: Report, *, verbose: bool = False, color: bool = False, 
         errors=errors,
         skipped=str(c["skip"]),
         time=f"{report.duration:.3f}",
-        timestamp=report.started_at,
+        timestamp=terminal(str(report.started_at)),  # every attribute from a report: another machine's text
     )
     for r in report.results:
-        case = ET.SubElement(suite, "testcase", classname=f"envdoctor.{r.area}", name=r.id, time=f"{r.duration:.3f}")
+        case = ET.SubElement(suite, "testcase", classname=terminal(f"envdoctor.{r.area}"), name=terminal(r.id), time=f"{r.duration:.3f}")
         text = terminal(
             "\n".join(
                 filter(
