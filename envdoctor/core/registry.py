@@ -11,7 +11,6 @@ first, is kept) and a duplicate check id.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.metadata as md
 import importlib.util
@@ -178,6 +177,8 @@ _UNKNOWN_HINT = "Fix the parameter name: each parameter names a fact (see the RE
 
 
 def _unknown_text(unknown: list[str], known: set[str]) -> str:
+    import difflib  # only a plugin's bad parameter needs it; every start-up would pay for it
+
     parts = []
     for name in unknown:
         close = difflib.get_close_matches(name, sorted(known), n=1)

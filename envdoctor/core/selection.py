@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -128,6 +127,8 @@ def names(specs: Sequence[CheckSpec]) -> list[str]:
 
 def no_match_message(what: str, missing: Sequence[str], specs: Sequence[CheckSpec]) -> str:
     """One line: ``--deselect: no check matches 'smok' (did you mean 'smoke'?)``."""
+    import difflib  # only a bad --select/--deselect needs it, not every start-up
+
     known = names(specs)
     parts = []
     for m in missing:

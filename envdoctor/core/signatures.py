@@ -33,6 +33,115 @@ class Signature:
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern, re.I if self.ignore_case else 0)
 
+    @cached_property
+    def needles(self) -> tuple[str, ...]:
+        """Literal texts one of which every match contains (lower-cased when the pattern ignores
+        case), or ``()`` when none can be told: :func:`find` skips the pattern, without compiling
+        it, in a text that holds none of them (a paste's start-up pays for the few that can match)."""
+        return _needles(self.pattern, self.ignore_case)
+
+
+_ESCAPED = {
+    "\\.": ".",
+    "\\(": "(",
+    "\\)": ")",
+    "\\[": "[",
+    "\\]": "]",
+    "\\+": "+",
+    "\\*": "*",
+    "\\?": "?",
+    '\\"': '"',
+    "\\'": "'",
+    "\\\\": "\\",
+    "\\/": "/",
+    "\\-": "-",
+    "\\{": "{",
+    "\\}": "}",
+    "\\|": "|",
+}
+_PLAIN = re.compile(r"[\w ,:;'\"<>=!%@#&/`~-]")
+_SHORTEST = 4
+_BOUNDS = re.compile(r"\d*,?\d*")
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The index after the character class that opens at ``pattern[i]`` (``[``), or -1."""
+    j = i + 1
+    if pattern[j : j + 1] == "^":
+        j += 1
+    if pattern[j : j + 1] == "]":
+        j += 1
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j += 2
+        elif pattern[j] == "]":
+            return j + 1
+        else:
+            j += 1
+    return -1
+
+
+def _branches(pattern: str) -> list[str] | None:
+    """The pattern split at its top-level ``|``; None when a bracket is left open."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "[":
+            i = _class_end(pattern, i)
+            if i < 0:
+                return None
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 2 if c == "\\" else 1
+    return None if depth else [*out, pattern[start:]]
+
+
+def _runs(branch: str) -> list[str]:
+    """The literal runs every match of a branch contains: outside groups and classes, each run
+    cut before a character that a quantifier makes optional or repeats."""
+    runs, run, i, depth = [], "", 0, 0
+    while i < len(branch):
+        c = branch[i]
+        step = 2 if c == "\\" else 1
+        lit = _ESCAPED.get(branch[i : i + 2]) if c == "\\" else (c if _PLAIN.match(c) else None)
+        if depth == 0 and lit is not None and branch[i + step : i + step + 1] not in ("?", "*", "{", "+"):
+            run += lit
+            i += step
+            continue
+        runs.append(run)
+        run = ""
+        if c == "[":
+            i = _class_end(branch, i)
+            continue
+        close = branch.find("}", i) if c == "{" else -1
+        if close > 0 and _BOUNDS.fullmatch(branch, i + 1, close):
+            i = close + 1  # a quantifier's {m,n}: its digits are no literal
+            continue
+        depth += 1 if c == "(" else -1 if c == ")" else 0
+        i += step
+    return [*runs, run]
+
+
+def _needles(pattern: str, ignore_case: bool) -> tuple[str, ...]:
+    if "(?" in pattern.replace("(?:", "").replace("(?P<", "").replace("(?<!", "").replace("(?=", "").replace("(?!", "").replace("(?<=", ""):
+        return ()  # an inline flag (or another construct) changes what a literal means
+    branches = _branches(pattern)
+    if branches is None:
+        return ()
+    out = []
+    for b in branches:
+        best = max(_runs(b), key=len)
+        if len(best) < _SHORTEST:
+            return ()
+        out.append(best.lower() if ignore_case else best)
+    return tuple(out)
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -66,8 +175,14 @@ def _line_of(text: str, start: int, end: int, limit: int = 300) -> str:
 def find(text: str, signatures: Sequence[Signature]) -> list[Finding]:
     """Every signature found in ``text``, one finding per signature, in catalog order (the
     catalog lists specific causes before generic ones, so the first finding is the best)."""
-    out = []
+    out, lower = [], None
     for sig in signatures:
+        if sig.needles:
+            if sig.ignore_case and lower is None:
+                lower = text.lower() if text.isascii() else ""  # case folding beyond ASCII: no shortcut
+            hay = lower if sig.ignore_case else text
+            if (hay or not sig.ignore_case) and not any(n in hay for n in sig.needles):
+                continue
         m = sig.regex.search(text)
         if m is None:
             continue
