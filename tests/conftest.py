@@ -1,14 +1,16 @@
-"""Shared test helpers: run the real CLI in a subprocess, start one to signal (and kill all it
-started, whatever the test's outcome), build real plugin distributions."""
+"""Shared test helpers: run the real CLI in a subprocess or in this process, start one to signal
+(and kill all it started, whatever the test's outcome), build real plugin distributions."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import uuid
+import time
 from pathlib import Path
 
 import psutil
@@ -29,6 +31,17 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 240, cwd: str 
         timeout=timeout,
         cwd=cwd,
     )
+
+
+@functools.lru_cache(maxsize=1)
+def startup_s() -> float:
+    """What a minimal real run (`envdoctor check --select system.python`) takes on this machine now:
+    measured once, not assumed, so that a bound on a run's wall time holds on a loaded machine too."""
+    t = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "envdoctor", "check", "--select", "system.python", "--format", "json"], capture_output=True, timeout=300
+    )
+    return time.monotonic() - t
 
 
 def make_plugin(root: Path, dist: str, module: str, source: str, *, entry: str | None = None, version: str = "1.0") -> Path:
@@ -128,3 +141,40 @@ def spawn():
     yield start
     for proc, marker in started:
         kill_everything(proc, marker)
+def _plugin_eps(site: Path) -> list:
+    """The ``envdoctor.checks`` entry points of the distributions under ``site`` (make_plugin)."""
+    import importlib.metadata as md
+
+    from envdoctor.core.registry import GROUP
+
+    return [ep for d in md.distributions(path=[str(site)]) for ep in d.entry_points if ep.group == GROUP]
+
+
+@pytest.fixture
+def cli_inproc(monkeypatch):
+    """`envdoctor ARGS` in this process, its output captured by click's CliRunner, for tests that
+    need only discovery and the report (not the real process: its signals, its exit status as a
+    process, containment stay with :func:`run_cli`). The exit code is main's own mapping (usage 2,
+    internal 3...). ``site``: a directory of plugin distributions, given to discover (eps=) and, on
+    PYTHONPATH, to the children that host them; without it no installed plugin is loaded."""
+    from click.testing import CliRunner
+
+    from envdoctor import cli as cli_mod
+    from envdoctor.core import registry
+
+    discover = registry.discover
+
+    def run(*args: str, site: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+        eps = _plugin_eps(site) if site is not None else []
+        monkeypatch.setattr(registry, "discover", lambda *a, **k: discover(*a, **{"eps": eps, **k}))
+        if site is not None:
+            monkeypatch.setenv("PYTHONPATH", str(site))
+        code = 0
+        with CliRunner().isolation(env=env) as (out, err, _):
+            try:
+                cli_mod._main(list(args))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+        return subprocess.CompletedProcess(list(args), code, out.getvalue().decode(), err.getvalue().decode())
+
+    return run

@@ -84,6 +84,7 @@ def test_cpu_table_says_it_is_the_small_variant():
     assert "CUDA graphs, which do not exist on CPU" in text
 
 
+@pytest.mark.slow
 def test_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "bench.png"
@@ -94,6 +95,7 @@ def test_plot_writes_a_png(tmp_path):
 # --- the command, for real -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_bench_runs_the_small_cpu_variant_here(cli):
     # One compiled mode, tiny sizes: the compile (Inductor's C++ path) is the cost here.
     r = cli("bench", "--modes", "default", "--batch", "2", "--size", "16", "--runs", "1", "--steps", "1", timeout=400)
@@ -107,6 +109,7 @@ def test_bench_runs_the_small_cpu_variant_here(cli):
     assert float(rows["default"][1]) > 0  # compile time, seconds
 
 
+@pytest.mark.slow
 def test_bench_refuses_device_cuda_without_a_gpu(cli):
     r = cli("bench", "--device", "cuda", timeout=120)
     assert r.returncode == 1
@@ -132,6 +135,7 @@ def test_plot_without_matplotlib_is_a_usage_error_before_running(cli, tmp_path):
     assert "[1/" not in r.stderr  # refused before any benchmark ran
 
 
+@pytest.mark.slow
 def test_json_format_is_parseable(cli):
     r = cli("bench", "--modes", "eager", "--batch", "2", "--size", "16", "--runs", "1", "--steps", "1", "-f", "json", timeout=200)
     assert r.returncode == 0, r.stderr

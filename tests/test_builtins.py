@@ -59,6 +59,7 @@ def test_an_uninstalled_checkout_lists_every_builtin_check(checkout):
     assert len(rows) == len(installed.checks) > 50
 
 
+@pytest.mark.slow
 def test_an_uninstalled_checkout_runs_builtin_checks_and_their_probe_bodies(checkout):
     # torch.build reads torch through the probe worker: its body is a built-in loaded by file path there too.
     r = run_uninstalled(checkout, "check", "--select", "system.python,torch.importable,torch.build", "--format", "json")

@@ -50,9 +50,10 @@ def test_json_junit_markdown_in_one_run(tmp_path):
     assert m.read_text().startswith("### envdoctor: HEALTHY")
 
 
-def test_format_json_to_stdout_and_output_file(tmp_path):
+@pytest.mark.slow
+def test_format_json_to_stdout_and_output_file(cli_inproc, tmp_path):
     out = tmp_path / "report.json"
-    r = run_cli("check", *CHEAP, "--format", "json", "--output", str(out))
+    r = cli_inproc("check", *CHEAP, "--format", "json", "--output", str(out))
     assert r.returncode == 0 and r.stdout == ""
     assert json.loads(out.read_text())["summary"]["total"] >= 2
 
@@ -122,6 +123,7 @@ def test_failing_check_exits_1_and_shows_hint(tmp_path):
     assert r.stdout.rstrip().splitlines()[-1].startswith("PROBLEMS FOUND")
 
 
+@pytest.mark.slow
 def test_no_color_env_and_flag(tmp_path):
     # Colour is only ever used on a TTY; neither of these may produce escape codes.
     for args, env in ((("--no-color",), {}), ((), {"NO_COLOR": "1"})):
@@ -129,11 +131,12 @@ def test_no_color_env_and_flag(tmp_path):
         assert "\033[" not in r.stdout
 
 
-def test_list_shows_ids_titles_sources():
-    r = run_cli("list")
+@pytest.mark.slow
+def test_list_shows_ids_titles_sources(cli_inproc):
+    r = cli_inproc("list")
     assert r.returncode == 0
     assert "system.python" in r.stdout and "(built-in)" in r.stdout
-    data = json.loads(run_cli("list", "--format", "json").stdout)
+    data = json.loads(cli_inproc("list", "--format", "json").stdout)
     assert any(row["id"] == "packages.versions" and row["source"] == "built-in" for row in data)
 
 
@@ -159,6 +162,7 @@ SLOW_CHECK = (
 )
 
 
+@pytest.mark.slow
 def test_progress_line_on_a_tty_only(tmp_path):
     import os
     import pty

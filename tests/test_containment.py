@@ -65,6 +65,7 @@ def _timed_run(args, env) -> tuple[float, subprocess.CompletedProcess]:
     return time.monotonic() - start, r
 
 
+@pytest.mark.slow
 def test_a_wedged_driver_is_one_row_and_the_torch_probe_still_runs(tmp_path):
     args = ["--select", "nvidia,torch", "--format", "json"]
     healthy_env, marker = _env(tmp_path)
@@ -108,6 +109,7 @@ def _wait_for_probe(marker: str, within: float = 20.0) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("delay", [0, 0.02, 0.05, 0.2, "probe"])
+@pytest.mark.slow
 def test_every_child_dies_with_envdoctor_however_it_dies(spawn, tmp_path, sig, delay):
     env, marker = _env(tmp_path)
     proc = _start(spawn, tmp_path, env)
@@ -217,6 +219,7 @@ def test_a_failing_signal_test_leaves_no_process_behind(tmp_path):
     assert _wait_gone(marker) == [], "the failed test's run or its children outlived it"
 
 
+@pytest.mark.slow
 def test_a_full_compile_leaves_nothing_in_tmpdir(tmp_path):
     # The compile smoke really compiles with Inductor's C++ backend here, precompiled headers included.
     env, marker = _env(tmp_path)

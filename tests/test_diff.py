@@ -130,10 +130,10 @@ def _bad_inputs(tmp: Path, good: Path) -> dict[str, Path]:
 
 @pytest.mark.parametrize("which", ["garbage", "text", "truncated", "empty", "array", "other-json", "bad-results", "missing", "directory"])
 @pytest.mark.parametrize("side", ["a", "b"])
-def test_bad_input_is_one_clear_line_and_usage_exit(which, side, reports, tmp_path):
+def test_bad_input_is_one_clear_line_and_usage_exit(cli_inproc, which, side, reports, tmp_path):
     bad = _bad_inputs(tmp_path, reports["before"])[which]
     args = (str(bad), str(reports["before"])) if side == "a" else (str(reports["before"]), str(bad))
-    done = run_cli("diff", *args)
+    done = cli_inproc("diff", *args)
     assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()

@@ -191,6 +191,7 @@ def test_a_check_that_passed_and_no_longer_runs(h200):
     assert not d.regressions and any("selected different checks" in n for n in d.notes)
 
 
+@pytest.mark.slow
 def test_diff_json_is_schema_1_2_and_valid(h200):
     done = run_cli("diff", str(FIXTURES / "v1.0-gpu-h200.json"), str(FIXTURES / "v1.0-cpu-box.json"), "--format", "json")
     assert done.returncode == EXIT_FAILED

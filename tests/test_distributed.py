@@ -242,6 +242,7 @@ def _rows(report: dict) -> dict:
     return {r["id"]: r for r in report.get("results", ())}
 
 
+@pytest.mark.slow
 def test_torchrun_healthy_run_reports_both_ranks(tmp_path):
     proc, report = torchrun(tmp_path, "--select", "system.python", "--rank-timeout", "20")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -260,6 +261,7 @@ def test_torchrun_healthy_run_reports_both_ranks(tmp_path):
     assert "/rank0" in fleet.stdout and "/rank1" in fleet.stdout and "HEALTHY" in fleet.stdout
 
 
+@pytest.mark.slow
 def test_torchrun_a_check_failing_on_rank_1_is_reported_under_rank_1(tmp_path):
     plug = tmp_path / "plug"
     plug.mkdir()
@@ -275,6 +277,7 @@ def test_torchrun_a_check_failing_on_rank_1_is_reported_under_rank_1(tmp_path):
     assert _rows(report)["distributed.rendezvous"]["status"] == "pass"
 
 
+@pytest.mark.slow
 def test_torchrun_a_rank_that_hangs_before_joining_is_named_and_rank_0_finishes(tmp_path):
     proc, report = torchrun(tmp_path, "--select", "system.python", "--rank-timeout", "6", fault="hang@1")
     assert proc.returncode != 0
@@ -284,6 +287,7 @@ def test_torchrun_a_rank_that_hangs_before_joining_is_named_and_rank_0_finishes(
     assert [(r["rank"], r["state"]) for r in report["facts"]["distributed"]["ranks"]] == [(0, "reported"), (1, "no-join")]
 
 
+@pytest.mark.slow
 def test_torchrun_a_rank_stuck_in_the_collective_is_reported_after_the_timeout(tmp_path):
     rt = _startup_timeout()
     proc, report = torchrun(
@@ -300,6 +304,7 @@ def test_torchrun_a_rank_stuck_in_the_collective_is_reported_after_the_timeout(t
     assert "sent no result" in items["rank 1"] and "stuck or dead" in items["rank 1"]
 
 
+@pytest.mark.slow
 def test_torchrun_a_rank_whose_probe_dies_is_named_and_rank_0_finishes(tmp_path):
     rt = _startup_timeout()
     proc, report = torchrun(tmp_path, "--select", "system.python", "--rank-timeout", rt, fault="exit@1", timeout=150 + 10 * int(rt))
@@ -309,6 +314,7 @@ def test_torchrun_a_rank_whose_probe_dies_is_named_and_rank_0_finishes(tmp_path)
     assert row["status"] == "fail" and "rank 1 did not join" in row["message"]
 
 
+@pytest.mark.slow
 def test_torchrun_failing_check_explains_childfailederror_and_exit_zero_silences_it(tmp_path):
     """rank 0 exits 1 for a failed check: torchrun prints ChildFailedError with its own traceback,
     so envdoctor says first what that is; --exit-zero keeps every rank at 0 (the verdict stays in the report)."""

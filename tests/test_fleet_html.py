@@ -239,6 +239,7 @@ def browser_page(tmp_path):
     return page
 
 
+@pytest.mark.slow
 def test_the_page_renders_in_chromium_without_console_messages_and_with_every_failing_node(tmp_path, browser_page):
     run = chromium(tmp_path, browser_page.as_uri(), "--dump-dom")
     assert run.returncode == 0, run.stderr[-2000:]
@@ -267,6 +268,7 @@ def test_the_console_check_sees_a_blocked_script(tmp_path):
     assert console(run.stderr) and "data-x" not in run.stdout
 
 
+@pytest.mark.slow
 def test_a_screenshot_of_the_page_is_kept(tmp_path, browser_page):
     shot = tmp_path / "fleet.png"
     run = chromium(tmp_path, browser_page.as_uri(), f"--screenshot={shot}", "--window-size=1400,900", "--hide-scrollbars")

@@ -72,6 +72,7 @@ def _edited(baseline: pathlib.Path, dest: pathlib.Path, **versions: str) -> path
     return dest
 
 
+@pytest.mark.slow
 def test_an_unchanged_environment_passes_against_its_own_baseline(recorded):
     site, baseline = recorded
     data = json.loads(baseline.read_text())
@@ -83,6 +84,7 @@ def test_an_unchanged_environment_passes_against_its_own_baseline(recorded):
     assert rows["baseline.files"]["status"] == "pass" and rows["baseline.distributions"]["status"] == "pass"
 
 
+@pytest.mark.slow
 def test_the_config_file_names_the_baseline_and_the_default_profile_runs_it(recorded, tmp_path):
     site, baseline = recorded
     shutil.copy(baseline, tmp_path / "b.json")
@@ -92,6 +94,7 @@ def test_the_config_file_names_the_baseline_and_the_default_profile_runs_it(reco
     assert rows["baseline.distributions"]["status"] == "pass" and rows["system.python"]["status"] == "pass"
 
 
+@pytest.mark.slow
 def test_a_changed_distribution_version_fails_by_name(recorded, tmp_path):
     site, baseline = recorded
     changed = _edited(baseline, tmp_path / "b.json", tinydist="0.9")
@@ -102,6 +105,7 @@ def test_a_changed_distribution_version_fails_by_name(recorded, tmp_path):
     assert "pip install --no-deps 'tinydist==0.9'" in row["hint"]
 
 
+@pytest.mark.slow
 def test_a_swapped_torch_local_tag_fails_and_the_fix_names_the_cuda_index(recorded, tmp_path):
     site, baseline = recorded
     live = json.loads(baseline.read_text())["facts"]["dists"]["torch"]["version"]
@@ -114,6 +118,7 @@ def test_a_swapped_torch_local_tag_fails_and_the_fix_names_the_cuda_index(record
     assert f"pip install --no-deps 'torch=={cuda}' --index-url https://download.pytorch.org/whl/cu130" in row["hint"]
 
 
+@pytest.mark.slow
 def test_a_modified_file_of_a_guarded_distribution_fails_by_name(tmp_path):
     site = _site(tmp_path)
     baseline = _record(tmp_path, site)
@@ -149,6 +154,7 @@ def test_lock_pins_a_requirements_file(recorded, tmp_path):
         (("--as-user", "app"), "--as-user wants UID or UID:GID (numbers), got 'app'"),
     ],
 )
+@pytest.mark.slow
 def test_bad_inputs_are_one_line_and_exit_2_before_the_run(tmp_path, args, words):
     (tmp_path / "pins.txt").write_text("requests>=2\n")
     proc = run_cli("check", *args, cwd=str(tmp_path))
@@ -192,6 +198,7 @@ def open_tmp():
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root (CI and the GPU machine run as root)")
+@pytest.mark.slow
 def test_as_user_rehearses_the_runtime_user_and_finds_the_unwritable_cache(open_tmp):
     with pytest.raises(KeyError):
         pwd.getpwuid(UID)

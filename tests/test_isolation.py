@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import json, sys
 from envdoctor.core import plan, session
@@ -18,6 +20,7 @@ print(json.dumps({"heavy": heavy, "ids": [r.id for r in report.results], "torch"
 """
 
 
+@pytest.mark.slow
 def test_a_run_with_the_torch_probe_imports_no_torch_in_the_doctor():
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT, "torch", "triton", "compile", "toolchain", "xla", "packages"],

@@ -60,6 +60,7 @@ def test_could_not_judge_is_unknown_not_a_problem(tmp_path):
     assert _line(res).startswith("could not judge: fleetfault.marker: check crashed: RuntimeError")
 
 
+@pytest.mark.slow
 def test_a_hung_check_ends_as_unknown_within_the_rule_s_timeout(tmp_path):
     marker = tmp_path / "fault"
     marker.write_text("hang\n")

@@ -164,6 +164,7 @@ def test_write_atomic_onto_a_directory_fails_cleanly(tmp_path):
 QUICK = ("check", "--select", "system.python,packages.versions", "--no-color")
 
 
+@pytest.mark.slow
 def test_cli_deselect_typo_and_nan_timeout_are_usage_errors():
     r = run_cli("check", "--deselect", "smok")
     assert r.returncode == 2 and "did you mean 'smoke'" in r.stderr and "Traceback" not in r.stderr
@@ -192,6 +193,7 @@ def removes():
 """
 
 
+@pytest.mark.slow
 def test_cli_one_failed_output_does_not_stop_the_others(tmp_path):
     # The --json target was fine before the run (tried then) and fails after it: its directory
     # is gone. /dev/full, the old stand-in, is now refused before the run (not a regular file).
@@ -210,6 +212,7 @@ def test_cli_one_failed_output_does_not_stop_the_others(tmp_path):
 
 
 @pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+@pytest.mark.slow
 def test_cli_any_stdout_encoding(encoding):
     r = subprocess.run(
         [sys.executable, "-m", "envdoctor", *QUICK],
@@ -221,6 +224,7 @@ def test_cli_any_stdout_encoding(encoding):
     assert "✓" not in out and ("ok " in out or "XX " in out) and "Traceback" not in r.stderr.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_cli_stdout_to_dev_full_is_one_line_on_stderr():
     with open("/dev/full", "w") as full:
         r = subprocess.run([sys.executable, "-m", "envdoctor", *QUICK], stdout=full, stderr=subprocess.PIPE, text=True)
@@ -229,6 +233,7 @@ def test_cli_stdout_to_dev_full_is_one_line_on_stderr():
     assert "standard output" in lines[0] and "internal error" not in r.stderr
 
 
+@pytest.mark.slow
 def test_cli_closed_stdout_pipe_is_quiet():
     cmd = f"{sys.executable} -m envdoctor check --select system,packages.versions --no-color -v | head -1"
     r = subprocess.run(["bash", "-c", "set -o pipefail; " + cmd], capture_output=True, text=True)
@@ -247,6 +252,7 @@ def test_torch_missing_fails_unless_not_expected():
     assert row.status is Status.SKIP and "torch=none" in row.message
 
 
+@pytest.mark.slow
 def test_every_report_names_its_interpreter(tmp_path):
     out = tmp_path / "r.json"
     r = run_cli(*QUICK, "--json", str(out), "--expect", "torch=none")

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import make_plugin, run_cli
 
 
@@ -20,6 +22,7 @@ def _rows(r: subprocess.CompletedProcess) -> dict:
     return {x["id"]: x for x in json.loads(r.stdout)["results"]}
 
 
+@pytest.mark.slow
 def test_sys_exit_at_import_is_an_error_row_and_expectations_still_fail(tmp_path):
     site = make_plugin(tmp_path / "site", "envdoctor-exiter", "envdoctor_exiter", "import sys\nsys.exit(0)\n")
     env = {"PYTHONPATH": str(site)}
@@ -128,6 +131,7 @@ def test_a_segfaulting_check_is_an_error_row_in_a_complete_report(tmp_path):
     assert r.returncode == 1
 
 
+@pytest.mark.slow
 def test_os_exit_zero_in_a_check_is_an_error_not_exit_zero(tmp_path):
     r, rows = _one(tmp_path, "os._exit(0)")
     assert rows["hostile.bad"]["status"] == "error" and "exited with status 0" in rows["hostile.bad"]["message"]
@@ -136,6 +140,7 @@ def test_os_exit_zero_in_a_check_is_an_error_not_exit_zero(tmp_path):
     assert q.returncode == 1 and q.stdout.strip() and "HEALTHY" not in q.stdout
 
 
+@pytest.mark.slow
 def test_os_exit_and_a_segfault_at_import_are_error_rows(tmp_path):
     for i, body in enumerate(("import os\nos._exit(0)\n", "import ctypes\nctypes.string_at(0)\n")):
         env = _hostile(tmp_path / str(i), body, name=f"dies{i}")
@@ -146,6 +151,7 @@ def test_os_exit_and_a_segfault_at_import_are_error_rows(tmp_path):
         assert rows["system.python"]["status"] == "pass" and r.returncode == 1
 
 
+@pytest.mark.slow
 def test_a_plugin_that_hangs_at_import_does_not_hang_check_list_or_triage(tmp_path):
     env = {**_hostile(tmp_path, "import time\nwhile True:\n    time.sleep(1)\n"), "ENVDOCTOR_PLUGIN_LOAD_TIMEOUT": "3"}
     r = run_cli("check", "--select", "system.python", "--format", "json", env=env, timeout=120)
@@ -160,6 +166,7 @@ def test_a_plugin_that_hangs_at_import_does_not_hang_check_list_or_triage(tmp_pa
     assert tri.returncode in (0, 1) and tri.stdout.strip(), tri.stderr
 
 
+@pytest.mark.slow
 def test_stdout_spam_does_not_break_json(tmp_path):
     source = "print('spam at import ' * 100)\n" + CHECK.replace("{body}", "print('{not json'); sys.stdout.flush()")
     env = _hostile(tmp_path, source)
@@ -177,6 +184,7 @@ def _gone(pid: int) -> bool:
         return f.read().split(")")[-1].split()[0] == "Z"
 
 
+@pytest.mark.slow
 def test_a_daemon_forked_by_a_check_or_its_probe_body_does_not_outlive_the_run(tmp_path):
     in_check = tmp_path / "check.pid"
     in_body = tmp_path / "body.pid"
@@ -215,6 +223,7 @@ def leak(env):
 """
 
 
+@pytest.mark.slow
 def test_monkeypatching_envdoctor_internals_reaches_neither_scrubbing_nor_the_verdict(tmp_path):
     env = {**_hostile(tmp_path, MONKEY), "MY_API_TOKEN": "s3cr3t-value-4f9a1c"}
     for fmt in ("json", "text"):
@@ -223,6 +232,7 @@ def test_monkeypatching_envdoctor_internals_reaches_neither_scrubbing_nor_the_ve
         assert r.returncode == 1 and "HEALTHY" not in r.stdout
 
 
+@pytest.mark.slow
 def test_no_plugins_and_the_autoload_switch_run_the_builtins_alone(tmp_path):
     marker = tmp_path / "imported"
     source = f"open({str(marker)!r}, 'w').close()\n" + CHECK.replace("{body}", "pass")
@@ -250,6 +260,7 @@ def test_the_parent_never_imports_an_installed_plugin(tmp_path):
     assert seen and proc.pid not in seen
 
 
+@pytest.mark.slow
 def test_a_contained_plugin_runs_under_python_too(tmp_path):
     """--python boots probe workers in the examined interpreter, which has no envdoctor: a plugin's
     host stays in envdoctor's own (core.plugin_host._own), and its check sees the examined one."""

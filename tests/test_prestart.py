@@ -111,6 +111,7 @@ def test_a_preload_whose_import_raises_gives_the_call_a_fresh_worker(setup):
 
 
 @pytest.mark.parametrize(("kind", "how"), [("exits", "exited with status 3"), ("segfaults", "died of SIGSEGV")])
+@pytest.mark.slow
 def test_a_preload_that_kills_the_worker_gives_the_call_a_fresh_worker(setup, kind, how):
     s = setup(kind)
     s.client.prestart()
@@ -126,6 +127,7 @@ def test_a_preload_that_kills_the_worker_gives_the_call_a_fresh_worker(setup, ki
     assert s.client.workers_started == 3
 
 
+@pytest.mark.slow
 def test_a_preload_that_hangs_is_the_calls_timeout_naming_the_import(setup):
     s = setup("hangs")
     s.client.prestart()

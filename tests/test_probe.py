@@ -36,6 +36,7 @@ def _gone(pid: int, within: float = 5.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_a_hanging_body_is_killed_at_its_deadline_with_its_children(client, tmp_path):
     pid_file = tmp_path / "pids"
     with pytest.raises(ProbeError) as exc:
@@ -75,6 +76,7 @@ def test_the_worker_restarts_after_a_death_and_the_next_call_works(client):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.slow
 def test_torch_is_imported_once_across_calls(client):
     results = [client.call("faults:import_torch", timeout=120) for _ in range(3)]
     assert client.workers_started == 1

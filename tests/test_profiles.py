@@ -85,6 +85,7 @@ def build_run():
     return run_cli("check", "--profile", "build", "--format", "json")
 
 
+@pytest.mark.slow
 def test_build_profile_is_healthy_here(build_run):
     assert build_run.returncode == 0, build_run.stdout[-3000:] + build_run.stderr
     found = rows(build_run)
@@ -93,6 +94,7 @@ def test_build_profile_is_healthy_here(build_run):
     assert not [i for i, r in found.items() if "gpu" in r["tags"]]
 
 
+@pytest.mark.slow
 def test_build_profile_fails_without_a_c_compiler(tmp_path):
     # PATH holding only the python dir: no gcc, g++, cc or clang, and CC/CXX unset.
     env = {k: v for k, v in os.environ.items() if k not in ("CC", "CXX")}
@@ -115,6 +117,7 @@ def test_build_profile_fails_without_a_c_compiler(tmp_path):
     assert found["triton.c_compiler"]["status"] == "skip" and "no gcc or clang on PATH" in found["triton.c_compiler"]["message"]
 
 
+@pytest.mark.slow
 def test_build_profile_fails_on_an_unmet_expectation(cli, tmp_path):
     res = cli("check", "--profile", "build", "--expect", "torch==1.0", "--deselect", "smoke", "--format", "json", cwd=str(tmp_path))
     assert res.returncode == 1, res.stderr
@@ -146,6 +149,7 @@ def test_gpu_expectations_skip_in_build(cli, tmp_path):
     assert found["expect.torch"]["status"] == "pass"
 
 
+@pytest.mark.slow
 def test_quiet_is_one_line_and_the_exit_code_carries_the_verdict(cli, tmp_path):
     res = cli("check", "--profile", "build", "--quiet", "--expect", "torch==1.0", "--select", "system", cwd=str(tmp_path))
     assert res.returncode == 1
@@ -157,6 +161,7 @@ def test_quiet_is_one_line_and_the_exit_code_carries_the_verdict(cli, tmp_path):
     assert ok.returncode == 0 and ok.stdout.startswith("envdoctor HEALTHY: ") and len(ok.stdout.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_runtime_profile_expects_a_gpu(cli, tmp_path):
     # A GPU container that lost its GPUs must fail its health check, not skip every GPU check.
     res = cli("check", "--profile", "runtime", "--select", "system.python", "--format", "json", cwd=str(tmp_path))
@@ -168,6 +173,7 @@ def test_runtime_profile_expects_a_gpu(cli, tmp_path):
     assert none.returncode == 0, none.stdout
 
 
+@pytest.mark.slow
 def test_health_profile_expects_a_gpu_and_fails_fast_without_one(cli, tmp_path):
     """The HEALTHCHECK profile: on this GPU-less machine it fails on the GPU expectation, and it
     compiles nothing (no smoke but smoke.matmul, which skips here)."""

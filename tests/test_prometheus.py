@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from envdoctor.core.api import Status
@@ -133,6 +134,7 @@ def _nvml_env() -> dict:
     return {**os.environ, "PYTHONPATH": FAKE_NVML, "FAKE_NVML_MODE": "h200"}
 
 
+@pytest.mark.slow
 def test_textfile_served_by_a_real_node_exporter(tmp_path):
     textdir = tmp_path / "textfile"
     textdir.mkdir()

@@ -44,6 +44,7 @@ def _check_json(*args: str) -> tuple[subprocess.CompletedProcess, dict]:
     return res, json.loads(res.stdout)
 
 
+@pytest.mark.slow
 def test_a_clean_venv_is_judged_not_envdoctors_own_interpreter(venv):
     target = str(venv / "bin" / "python")
     res, report = _check_json("--python", target, "-s", "packages,torch.importable")
@@ -60,6 +61,7 @@ def test_a_clean_venv_is_judged_not_envdoctors_own_interpreter(venv):
     assert res.returncode == 1
 
 
+@pytest.mark.slow
 def test_text_and_markdown_headers_name_the_interpreter(venv):
     target = str(venv / "bin" / "python")
     for fmt in ("text", "markdown"):
@@ -70,6 +72,7 @@ def test_text_and_markdown_headers_name_the_interpreter(venv):
         assert f"at {target}" in res.stdout
 
 
+@pytest.mark.slow
 def test_torch_reached_through_a_pth_file_is_imported_by_the_target(venv, tmp_path):
     """The target sees torch only through a .pth file naming the test venv's site-packages:
     a probe-backed check passing with that torch proves the probe ran in the target."""
@@ -133,6 +136,7 @@ def _fake(tmp_path: Path, name: str, body: str) -> str:
         ),
     ],
 )
+@pytest.mark.slow
 def test_an_unusable_python_is_a_usage_error_before_the_run(tmp_path, make, phrase):
     path = make(tmp_path)
     with pytest.raises(InterpreterError, match=phrase):

@@ -106,6 +106,7 @@ def leaky_dir(tmp_path_factory) -> Path:
     ],
     ids=["text", "text-v", "json", "markdown", "junit", "strict-v", "quiet"],
 )
+@pytest.mark.slow
 def test_canary_secrets_never_printed(args, leaky_dir):
     done = run_cli("check", "--checks-path", str(leaky_dir), "-s", "leak,system.environment,packages", *args, env=_secret_env())
     assert done.returncode in (0, 1), done.stderr
@@ -347,7 +348,7 @@ def _write_report(path: Path, message: str, facts: dict) -> None:
     path.write_text(json.dumps(data))
 
 
-def test_diff_and_fleet_scrub_reports_written_elsewhere(tmp_path):
+def test_diff_and_fleet_scrub_reports_written_elsewhere(cli_inproc, tmp_path):
     """Reports from other machines (or older envdoctors) carry secrets by value and in URLs."""
     leaked = f"db {DB_URL} deploy {DEPLOY} hf {HF}"
     _write_report(tmp_path / "a.json", "ok", {})
@@ -357,7 +358,7 @@ def test_diff_and_fleet_scrub_reports_written_elsewhere(tmp_path):
         ("fleet", str(tmp_path / "a.json"), str(tmp_path / "b.json")),
     ):
         for fmt in ("text", "json", "markdown") if args[0] == "diff" else ("text", "json"):
-            done = run_cli(*args, "--format", fmt)
+            done = cli_inproc(*args, "--format", fmt)
             assert done.returncode in (0, 1), done.stderr
             _assert_clean(done.stdout + done.stderr, f"{args[0]} {fmt}")
 

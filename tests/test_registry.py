@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import make_plugin, run_cli
+from tests.conftest import make_plugin
 
 GOOD = """
 from envdoctor import check, fact, ok
@@ -24,28 +24,26 @@ raise ImportError("libfrob.so.3: cannot open shared object file")
 """
 
 
-def test_plugin_distribution_appears_in_list_and_report(tmp_path):
+def test_plugin_distribution_appears_in_list_and_report(cli_inproc, tmp_path):
     site = make_plugin(tmp_path / "site", "envdoctor-siteplugin", "envdoctor_siteplugin", GOOD, version="2.5")
-    env = {"PYTHONPATH": str(site)}
-    listing = run_cli("list", env=env)
+    listing = cli_inproc("list", site=site)
     assert "site.answer" in listing.stdout
     assert "envdoctor-siteplugin 2.5 [envdoctor_siteplugin]" in listing.stdout
-    r = run_cli("check", "--select", "site", "--format", "json", env=env)
+    r = cli_inproc("check", "--select", "site", "--format", "json", site=site)
     assert r.returncode == 0, r.stderr
     row = next(x for x in json.loads(r.stdout)["results"] if x["id"] == "site.answer")
     assert row["status"] == "pass" and row["message"] == "the answer is 42"
     assert row["source"].startswith("envdoctor-siteplugin 2.5")
 
 
-def test_broken_plugin_is_one_error_row_and_breaks_nothing(tmp_path):
+def test_broken_plugin_is_one_error_row_and_breaks_nothing(cli_inproc, tmp_path):
     site = make_plugin(tmp_path / "site", "envdoctor-badplugin", "envdoctor_badplugin", BAD)
-    env = {"PYTHONPATH": str(site)}
-    assert run_cli("--help", env=env).returncode == 0
-    listing = run_cli("list", env=env)
+    assert cli_inproc("--help", site=site).returncode == 0
+    listing = cli_inproc("list", site=site)
     assert listing.returncode == 0
     assert "system.python" in listing.stdout  # the built-ins still load
     assert "envdoctor-badplugin 1.0" in listing.stdout and "libfrob.so.3" in listing.stdout
-    r = run_cli("check", "--select", "system.python", "--format", "json", env=env)
+    r = cli_inproc("check", "--select", "system.python", "--format", "json", site=site)
     rows = json.loads(r.stdout)["results"]
     errors = [x for x in rows if x["status"] == "error"]
     assert len(errors) == 1
@@ -55,11 +53,11 @@ def test_broken_plugin_is_one_error_row_and_breaks_nothing(tmp_path):
     assert r.returncode == 1  # an error row means the environment was not fully verified
 
 
-def test_checks_path_modules_and_their_errors(tmp_path):
+def test_checks_path_modules_and_their_errors(cli_inproc, tmp_path):
     (tmp_path / "good.py").write_text(GOOD.replace("site.answer", "local.answer").replace("site_answer", "local_answer"))
     (tmp_path / "broken.py").write_text("def (:\n")
     (tmp_path / "_private.py").write_text("raise SystemExit('must not be imported')\n")
-    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "local", "--format", "json")
+    r = cli_inproc("check", "--checks-path", str(tmp_path), "--select", "local", "--format", "json")
     rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
     assert rows["local.answer"]["status"] == "pass"
     assert rows["local.answer"]["source"] == f"path:{tmp_path / 'good.py'}"
@@ -67,17 +65,17 @@ def test_checks_path_modules_and_their_errors(tmp_path):
     assert "SyntaxError" in rows["plugin.path.broken"]["message"]
 
 
-def test_missing_checks_path_is_reported(tmp_path):
-    r = run_cli("check", "--checks-path", str(tmp_path / "nope"), "--select", "system.python", "--format", "json")
+def test_missing_checks_path_is_reported(cli_inproc, tmp_path):
+    r = cli_inproc("check", "--checks-path", str(tmp_path / "nope"), "--select", "system.python", "--format", "json")
     rows = json.loads(r.stdout)["results"]
     assert any(x["status"] == "error" and "is not a directory" in x["message"] for x in rows)
 
 
-def test_duplicate_check_id_is_an_error_row(tmp_path):
+def test_duplicate_check_id_is_an_error_row(cli_inproc, tmp_path):
     (tmp_path / "dup.py").write_text(
         "from envdoctor import check, ok\n@check('system.python')\ndef again():\n    '''dup'''\n    return ok()\n"
     )
-    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "system.python", "--format", "json")
+    r = cli_inproc("check", "--checks-path", str(tmp_path), "--select", "system.python", "--format", "json")
     rows = json.loads(r.stdout)["results"]
     assert any(x["status"] == "error" and "duplicate check id" in x["message"] for x in rows)
 
@@ -101,10 +99,9 @@ def fine(env):
 """
 
 
-def test_unknown_fact_parameters_are_error_rows_at_load_time(tmp_path):
+def test_unknown_fact_parameters_are_error_rows_at_load_time(cli_inproc, tmp_path):
     site = make_plugin(tmp_path / "site", "envdoctor-typo", "envdoctor_typo", MISSPELT)
-    env = {"PYTHONPATH": str(site)}
-    listing = run_cli("list", env=env)
+    listing = cli_inproc("list", site=site)
     assert listing.returncode == 0
     lines = {line.split()[0]: line for line in listing.stdout.splitlines() if line.strip()}
     assert "ERROR" in lines["site.gpus"] and "'gpuss' (did you mean 'gpus'?)" in lines["site.gpus"]
@@ -114,7 +111,7 @@ def test_unknown_fact_parameters_are_error_rows_at_load_time(tmp_path):
     assert "2 plugin problem(s)" in listing.stdout
     # Reported in every run, whatever is selected; selecting the broken check is no usage error.
     for sel in ("system.python", "site.gpus"):
-        r = run_cli("check", "--select", sel, "--format", "json", env=env)
+        r = cli_inproc("check", "--select", sel, "--format", "json", site=site)
         assert r.returncode == 1, r.stderr
         rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
         assert rows["site.gpus"]["status"] == "error" and rows["site.gpus"]["source"].startswith("envdoctor-typo 1.0")
@@ -122,31 +119,31 @@ def test_unknown_fact_parameters_are_error_rows_at_load_time(tmp_path):
         assert len([x for x in rows.values() if x["status"] == "error"]) == 2
 
 
-def test_plugin_fact_reusing_a_builtin_fact_name_is_an_error_row(tmp_path):
+def test_plugin_fact_reusing_a_builtin_fact_name_is_an_error_row(cli_inproc, tmp_path):
     (tmp_path / "clash.py").write_text(
         "from envdoctor import check, fact, ok\n"
         "@fact('python_info')\ndef mine():\n    return {'version': 'fake'}\n"
         "@check('local.py', tags=('build',))\ndef uses(python_info):\n    '''Python known'''\n    return ok(python_info['version'])\n"
     )
-    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "local", "--format", "json")
+    r = cli_inproc("check", "--checks-path", str(tmp_path), "--select", "local", "--format", "json")
     rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
     clash = rows["plugin.fact.python_info"]
     assert clash["status"] == "error" and f"path:{tmp_path / 'clash.py'}" in clash["message"] and "built-in" in clash["message"]
     assert rows["local.py"]["status"] == "pass" and rows["local.py"]["message"] != "fake"  # the built-in fact was kept
-    listing = run_cli("list", "--checks-path", str(tmp_path))
+    listing = cli_inproc("list", "--checks-path", str(tmp_path))
     assert "plugin.fact.python_info" in listing.stdout and "ERROR" in listing.stdout
 
 
-def test_duplicate_check_id_names_both_sources_and_keeps_the_first(tmp_path):
+def test_duplicate_check_id_names_both_sources_and_keeps_the_first(cli_inproc, tmp_path):
     (tmp_path / "dup.py").write_text(
         "from envdoctor import check, ok\n@check('system.python')\ndef again():\n    '''dup'''\n    return ok('impostor')\n"
     )
-    r = run_cli("check", "--checks-path", str(tmp_path), "--select", "system.python", "--format", "json")
+    r = cli_inproc("check", "--checks-path", str(tmp_path), "--select", "system.python", "--format", "json")
     rows = {x["id"]: x for x in json.loads(r.stdout)["results"]}
     dup = rows["plugin.duplicate.system.python"]
     assert dup["status"] == "error" and "built-in" in dup["message"] and f"path:{tmp_path / 'dup.py'}" in dup["message"]
     assert rows["system.python"]["status"] == "pass" and rows["system.python"]["message"] != "impostor"
-    listing = run_cli("list", "--checks-path", str(tmp_path))
+    listing = cli_inproc("list", "--checks-path", str(tmp_path))
     assert "plugin.duplicate.system.python" in listing.stdout
 
 

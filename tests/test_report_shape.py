@@ -12,7 +12,6 @@ import pytest
 from envdoctor.commands.diff import compare, render
 from envdoctor.commands.fleet import summarize
 from envdoctor.core.report import ReportError, load_report
-from tests.conftest import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reports"
 GOOD = FIXTURES / "v1.0-gpu-h200.json"
@@ -39,11 +38,11 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("which", sorted(MALFORMED))
-def test_malformed_report_is_one_line_and_exit_2(which, tmp_path):
+def test_malformed_report_is_one_line_and_exit_2(cli_inproc, which, tmp_path):
     bad = tmp_path / f"{which}.json"
     bad.write_text(MALFORMED[which])
     for args in ((str(bad), str(GOOD)), (str(GOOD), str(bad))):
-        done = run_cli("diff", *args)
+        done = cli_inproc("diff", *args)
         assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
         assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
         assert "is not an envdoctor report" in done.stderr
@@ -131,6 +130,7 @@ def _too_deep_reference(data) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_the_fast_depth_and_number_check_agrees_with_a_plain_walk():
     from envdoctor.core.untrusted import MAX_DEPTH
     from envdoctor.core.untrusted import too_deep as _too_deep

@@ -292,6 +292,7 @@ def test_old_reports_load_and_say_their_facts_are_whole():
 # ---- a real run here -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_real_run_here_is_small_and_full_facts_keep_everything(tmp_path):
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     done = run_cli("check", "--format", "json", "--output", str(out), "--markdown", str(md))

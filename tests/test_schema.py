@@ -39,6 +39,7 @@ def test_schema_major_matches_the_code():
     assert pattern.startswith(f"^{SCHEMA_VERSION.split('.')[0]}\\.")
 
 
+@pytest.mark.slow
 def test_check_format_json_validates():
     done = run_cli("check", *BROAD, "--format", "json")
     assert done.returncode in (0, 1), done.stderr
@@ -48,6 +49,7 @@ def test_check_format_json_validates():
     assert "env_vars" in data["facts"]
 
 
+@pytest.mark.slow
 def test_json_file_beside_another_format_validates_and_matches(tmp_path):
     j = tmp_path / "r.json"
     done = run_cli("check", "-s", "system,packages", "--format", "markdown", "--json", str(j), "--redact")
@@ -58,6 +60,7 @@ def test_json_file_beside_another_format_validates_and_matches(tmp_path):
     assert {r["id"] for r in data["results"]} >= {"system.environment", "packages.versions"}
 
 
+@pytest.mark.slow
 def test_report_with_plugin_error_row_validates(tmp_path):
     plug = tmp_path / "plugs"
     plug.mkdir()

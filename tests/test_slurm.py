@@ -44,6 +44,7 @@ def slurm_health(slurm: Slurm, marker: Path, *extra: str) -> subprocess.Complete
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_a_failing_check_drains_with_envdoctor_s_reason_and_healthy_resumes(slurm, marker):
     assert slurm_health(slurm, marker).returncode == 0 and slurm.state() == "idle"
     marker.write_text("fail:GPU 3 has fallen off the bus\n")
@@ -57,6 +58,7 @@ def test_a_failing_check_drains_with_envdoctor_s_reason_and_healthy_resumes(slur
     assert slurm.state() == "idle" and slurm.reason() == ""
 
 
+@pytest.mark.slow
 def test_could_not_judge_neither_drains_nor_resumes(slurm, marker):
     marker.write_text("error\n")
     res = slurm_health(slurm, marker)
@@ -91,6 +93,7 @@ def _wrapper(slurm: Slurm, marker: Path, name: str, *extra: str) -> Path:
     return script
 
 
+@pytest.mark.slow
 def test_as_slurmd_s_health_check_program(slurm, marker):
     program = _wrapper(slurm, marker, "healthcheck.sh")
     conf = f"HealthCheckProgram={program}\nHealthCheckInterval=5\nHealthCheckNodeState=ANY\n"
@@ -101,6 +104,7 @@ def test_as_slurmd_s_health_check_program(slurm, marker):
     wait_for(lambda: slurm.state() == "idle", 120, "slurmd's health check to resume the node")
 
 
+@pytest.mark.slow
 def test_as_prolog_only_a_failed_check_fails_the_job(slurm, marker):
     program = _wrapper(slurm, marker, "prolog.sh", "--prolog")
     slurm.reconfigure(f"Prolog={program}\n")
@@ -114,6 +118,7 @@ def test_as_prolog_only_a_failed_check_fails_the_job(slurm, marker):
     assert slurm.run("srun", "-N1", "hostname", check=False, timeout=120).returncode == 0
 
 
+@pytest.mark.slow
 def test_srun_runs_the_distributed_mode_and_rank_0_writes_the_combined_report(slurm, tmp_path):
     out = tmp_path / "job.json"
     argv = [sys.executable, "-m", "envdoctor", "check", "--distributed", "--select", "system.python,distributed", "--json", str(out)]

@@ -271,8 +271,8 @@ def test_cli_exit_codes_and_formats(capsys, monkeypatch, tmp_path):
     ],
     ids=["missing", "directory", "binary", "empty"],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path, make, says):
-    out = subprocess.run([sys.executable, "-m", "envdoctor", "triage", make(tmp_path)], capture_output=True, text=True, timeout=60)
+def test_bad_input_is_one_line_and_exit_2(cli_inproc, tmp_path, make, says):
+    out = cli_inproc("triage", make(tmp_path))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and says in out.stderr and "Traceback" not in out.stderr
 
@@ -282,13 +282,14 @@ def _write(path: Path, data: bytes) -> str:
     return str(path)
 
 
-def test_utf16_paste_is_read(tmp_path):
+def test_utf16_paste_is_read(cli_inproc, tmp_path):
     path = tmp_path / "win.txt"
     path.write_bytes((CORPUS / "003-driver-too-old-11000-container-cu121.txt").read_text().encode("utf-16"))
-    out = subprocess.run([sys.executable, "-m", "envdoctor", "triage", str(path)], capture_output=True, text=True, timeout=60)
+    out = cli_inproc("triage", str(path))
     assert out.returncode == 1 and "driver_too_old_for_torch_cuda" in out.stdout
 
 
+@pytest.mark.slow
 def test_triage_imports_no_torch_and_is_fast():
     code = (
         "import sys, time\n"

@@ -89,6 +89,7 @@ def test_an_added_triton_fails_but_an_added_unrelated_package_does_not(tmp_path)
     assert run_check(bl.distributions, baseline=_baseline(tmp_path, {"dists": recorded}), dists=live).status is Status.PASS
 
 
+@pytest.mark.slow
 def test_a_modified_library_file_fails_naming_the_file(site, tmp_path):
     base = _baseline(tmp_path, {"dist_files": gather(bl.dist_files)})
     lib = site / "nvidia/fake/lib/libfake.so"
@@ -101,6 +102,7 @@ def test_a_modified_library_file_fails_naming_the_file(site, tmp_path):
     assert "python -m pip install --no-deps --force-reinstall nvidia-fake-cublas==13.0.1" in row.hint
 
 
+@pytest.mark.slow
 def test_a_touched_but_identical_file_passes(site, tmp_path):
     base = _baseline(tmp_path, {"dist_files": gather(bl.dist_files)})
     lib = site / "nvidia/fake/lib/libfake.so"

@@ -86,6 +86,7 @@ def test_elf_reads_what_torch_links():
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_missing_c10_symbol_fails_naming_the_distribution_and_the_demangled_symbol(tmp_path):
     make_extension(tmp_path, "fake-ext", "fakeext", MISSING, version="1.0+cu122torch2.3")
     found, row = judge(tmp_path)
@@ -101,6 +102,7 @@ def test_missing_c10_symbol_fails_naming_the_distribution_and_the_demangled_symb
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_extension_built_against_this_torch_passes(tmp_path):
     make_extension(tmp_path, "fake-ext", "fakeext", GOOD)
     _, row = judge(tmp_path)
@@ -109,6 +111,7 @@ def test_extension_built_against_this_torch_passes(tmp_path):
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_a_segfault_at_import_does_not_hide_the_others(tmp_path):
     make_extension(tmp_path, "crash-ext", "crashext", CRASH)
     make_extension(tmp_path, "bad-ext", "badext", MISSING)
@@ -123,6 +126,7 @@ def test_a_segfault_at_import_does_not_hide_the_others(tmp_path):
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_an_object_the_import_does_not_load_is_checked_by_its_symbols(tmp_path):
     # torchvision's import swallows a _C that fails to load; the symbol check still names it.
     make_extension(tmp_path, "lazy-ext", "lazyext", MISSING)
@@ -143,6 +147,7 @@ def _torch_has_cuda_libs() -> bool:
 
 @needs_gcc
 @pytest.mark.skipif(_torch_has_cuda_libs(), reason="this torch is a CUDA build: it has libtorch_cuda.so (seen on the GPU machine)")
+@pytest.mark.slow
 def test_a_cuda_build_beside_a_cpu_torch_names_the_torch_library_it_lacks(tmp_path):
     # Seen here with torchvision 0.29.1 from PyPI (a CUDA wheel) beside CPU torch 2.13.0.
     stub = tmp_path / "stub"
@@ -156,6 +161,7 @@ def test_a_cuda_build_beside_a_cpu_torch_names_the_torch_library_it_lacks(tmp_pa
     assert f"cudaext/_C{EXT} needs libtorch_cuda.so, which this torch does not have" in row.message
 
 
+@pytest.mark.slow
 def test_the_cli_reports_a_broken_extension_on_pythonpath(tmp_path):
     make_extension(tmp_path, "fake-ext", "fakeext", MISSING)
     done = run_cli("check", "--select", "torch.extension_abi", "--format", "json", env={"PYTHONPATH": str(tmp_path)})

@@ -92,6 +92,7 @@ def test_no_libcuda_and_no_gpu_skips_but_gpus_without_a_driver_fail(tmp_path):
     assert row.status is Status.FAIL and "libcuda.so.1 cannot be loaded" in row.message
 
 
+@pytest.mark.slow
 def test_the_liveness_profile_imports_no_torch_and_runs_the_kernel_check(fake_libcuda, tmp_path):
     """End to end: the profile's rows are the NVML checks and the kernel, and no process of the
     run imported torch (a sitecustomize that records any import of torch proves it)."""

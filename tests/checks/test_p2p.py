@@ -106,6 +106,7 @@ def test_peer_copies_only_on_two_or_more_consumer_gpus():
     assert probe.calls == []
 
 
+@pytest.mark.slow
 def test_the_body_runs_in_a_real_worker_and_finds_no_pair_without_gpus():
     client = ProbeClient()
     try:

@@ -201,6 +201,7 @@ def test_cpu_build_of_torch_skips_with_the_reason():
     assert row.status is Status.SKIP and "CPU-only build" in row.message
 
 
+@pytest.mark.slow
 def test_probe_on_a_machine_without_cuda_gives_the_reason():
     # Pretend torch_build said CUDA, so the real probe child runs and finds no CUDA device.
     client = ProbeClient()
@@ -219,6 +220,7 @@ def test_perf_checks_are_opt_in_and_in_the_full_profile():
     assert not ids & {s.id for s in choose(reg.checks, profile="default")}
 
 
+@pytest.mark.slow
 def test_cli_select_perf_skips_on_this_cpu_machine(cli):
     r = cli("check", "--select", "perf", "--format", "json", timeout=120)
     assert r.returncode == 0, r.stderr

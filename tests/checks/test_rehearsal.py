@@ -77,6 +77,7 @@ def _world_usable_python() -> bool:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root (CI and the GPU machine run as root)")
+@pytest.mark.slow
 def test_the_rehearsal_finds_an_unwritable_cache_for_a_uid_without_passwd_entry(open_tmp, monkeypatch):
     tmp_path = open_tmp
     with pytest.raises(KeyError):

@@ -317,6 +317,7 @@ def real_probe():
 
 
 @needs_torch
+@pytest.mark.slow
 def test_explain_counts_a_deliberate_graph_break(real_probe):
     value = real_probe.call(f"{smoke.BODY}:compile_smoke", {"parts": ["function"], "deliberate_break": True}, timeout=600)
     fn = value["parts"]["function"]
@@ -327,6 +328,7 @@ def test_explain_counts_a_deliberate_graph_break(real_probe):
 
 
 @needs_torch
+@pytest.mark.slow
 def test_inductor_cpp_compile_matches_eager_on_cpu(real_probe):
     row = run_check(smoke.compile_smoke, probe=real_probe, torch_build=CPU_TORCH, env=SERIAL)
     if row.details.get("device") == "cuda":
@@ -342,6 +344,7 @@ def test_inductor_cpp_compile_matches_eager_on_cpu(real_probe):
     reason="triton (and numpy, which its interpreter needs) must be installed: pip install triton numpy",
 )
 @needs_torch
+@pytest.mark.slow
 def test_triton_vector_add_runs_under_the_interpreter_without_gpu(real_probe):
     row = run_check(
         smoke.triton_kernel, probe=real_probe, torch_build=CPU_TORCH, dists=TRITON_DISTS, env={}, gpus=Missing("gpus", "no driver")
@@ -398,6 +401,7 @@ def test_parallel_lanes_keep_what_a_lane_left_out():
 
 
 @needs_torch
+@pytest.mark.slow
 def test_a_gpu_build_without_a_gpu_compiles_only_the_function_as_scalar_cpp(real_probe):
     """The GPUs-hidden fault case, on this CPU build: `gpu_build` stands in for a CUDA build."""
     value = real_probe.call(f"{smoke.BODY}:compile_smoke", {"parts": ["function", "module"], "gpu_build": True}, timeout=600)

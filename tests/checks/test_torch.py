@@ -52,6 +52,7 @@ GPU_RUNTIME = {
 # ---- the real probe --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_real_probe_reports_the_cpu_torch_of_this_venv():
     client = ProbeClient()
     try:

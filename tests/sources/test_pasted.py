@@ -380,6 +380,7 @@ def test_typical_paste_fast_and_huge_paste_finishes():
     ["a: b\n" * 2_000_000, "a==1\n" * 2_000_000, "Package Version\n" + "a 1\n" * 2_500_000, "\x1b[1m" * 2_000_000, "> " * 5_000_000],
     ids=["key-value", "freeze", "pip-list", "ansi", "quotes"],
 )
+@pytest.mark.slow
 def test_pathological_10mb_inputs_stay_fast(text):
     start = time.perf_counter()
     p = read_paste(text)
