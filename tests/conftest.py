@@ -9,8 +9,8 @@ import signal
 import subprocess
 import sys
 import textwrap
-import uuid
 import time
+import uuid
 from pathlib import Path
 
 import psutil
@@ -141,6 +141,8 @@ def spawn():
     yield start
     for proc, marker in started:
         kill_everything(proc, marker)
+
+
 def _plugin_eps(site: Path) -> list:
     """The ``envdoctor.checks`` entry points of the distributions under ``site`` (make_plugin)."""
     import importlib.metadata as md

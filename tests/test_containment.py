@@ -152,6 +152,7 @@ def waits():
 
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_a_signal_ignored_when_envdoctor_started_stays_ignored(spawn, tmp_path, sig):
     """`nohup envdoctor check &` (HUP ignored), a script's `envdoctor check &` (INT ignored): the
     signal the parent chose to ignore does not end the run, which completes with its report."""
@@ -203,6 +204,7 @@ def test_fails_mid_run(spawn, tmp_path):
 """
 
 
+@pytest.mark.slow
 def test_a_failing_signal_test_leaves_no_process_behind(tmp_path):
     marker = uuid.uuid4().hex
     test = tmp_path / "test_fails.py"
