@@ -171,10 +171,9 @@ def cli_inproc(monkeypatch):
         monkeypatch.setattr(registry, "discover", lambda *a, **k: discover(*a, **{"eps": eps, **k}))
         if site is not None:
             monkeypatch.setenv("PYTHONPATH", str(site))
-        code = 0
         with CliRunner().isolation(env=env) as (out, err, _):
             try:
-                cli_mod._main(list(args))
+                code = int(cli_mod._run(list(args)))  # main less its process-wide signals and reaper
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 1
         return subprocess.CompletedProcess(list(args), code, out.getvalue().decode(), err.getvalue().decode())
