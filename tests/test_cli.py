@@ -255,6 +255,7 @@ def _run_with_stdout(args, how: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("how", ["closed", "full"])
 @pytest.mark.parametrize("name", sorted(STDOUT_COMMANDS))
+@pytest.mark.slow
 def test_a_closed_or_full_stdout_is_one_line_and_exit_2(name, how):
     args = STDOUT_COMMANDS[name]
     r = _run_with_stdout(args, how)
@@ -279,6 +280,7 @@ def test_a_report_file_is_still_written_with_stdout_closed(tmp_path):
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 @pytest.mark.parametrize("name", ["diff", "fleet", "check", "triage", "list"])
+@pytest.mark.slow
 def test_every_command_follows_the_stdout_encoding(name, encoding):
     import os
 

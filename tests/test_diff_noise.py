@@ -35,6 +35,7 @@ def _load(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_two_runs_of_one_venv_are_no_regression(runs):
     (_, a), (_, b) = runs["a"], runs["again"]
     done = run_cli("diff", str(a), str(b))

@@ -122,6 +122,7 @@ PIP = [f for f in FIXES if f.argv[1:3] == ("-m", "pip")]
 
 
 @pytest.mark.parametrize("fix", PIP, ids=lambda f: f.command[:60])
+@pytest.mark.slow
 def test_pip_fixes_run_in_a_throwaway_venv(fix, throwaway):
     assert fix.argv[0] == sys.executable and fix.scope == "venv"  # the examined interpreter, never a bare pip
     done = _pip(fix, throwaway)
@@ -150,6 +151,7 @@ def test_export_fixes_set_the_variable(fix):
 
 @pytest.mark.skipif(not shutil.which("apt-get"), reason="apt-get is not on this machine")
 @pytest.mark.parametrize("fix", [f for f in FIXES if f.argv[0] == "apt-get"], ids=lambda f: f.command)
+@pytest.mark.slow
 def test_apt_fixes_simulate(fix):
     assert fix.needs_root
     done = subprocess.run([*fix.argv[:2], "-s", *fix.argv[2:]], capture_output=True, text=True, timeout=120)

@@ -198,6 +198,7 @@ READERS = {
 
 
 @pytest.mark.parametrize("name", list(READERS))
+@pytest.mark.slow
 def test_fuzz_fast_lane(name, tmp_path):
     reader, seeds = READERS[name]
     _run(reader, seeds(), FAST, tmp_path, salt=len(name))

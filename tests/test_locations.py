@@ -58,6 +58,7 @@ def _env(tmp_path: Path, **extra: str) -> dict:
 # --- a full Inductor cache file system, for real -----------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_full_inductor_cache_file_system_is_not_healthy_and_is_named(full_fs, tmp_path):
     cache = full_fs / "inductor"
     env = _env(tmp_path, TORCHINDUCTOR_CACHE_DIR=str(cache))
@@ -83,6 +84,7 @@ def test_a_full_temporary_directory_is_named_by_system_disk(full_fs):
 # --- a healthy location: no false alarm, nothing left behind -----------------------------------
 
 
+@pytest.mark.slow
 def test_a_healthy_cache_location_passes_and_keeps_only_what_was_there(tmp_path):
     cache = tmp_path / "user-cache"
     cache.mkdir()
@@ -109,6 +111,7 @@ def _wait(predicate, within: float, what: str) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.slow
 def test_a_signal_mid_smoke_leaves_no_subdirectory_in_the_users_cache(tmp_path, sig):
     cache = tmp_path / "user-cache"
     cache.mkdir()

@@ -71,6 +71,7 @@ def test_could_not_judge_neither_drains_nor_resumes(slurm, marker):
     assert slurm.reason() == OURS  # nor a resume: not judged healthy
 
 
+@pytest.mark.slow
 def test_an_administrator_s_drain_is_left_alone(slurm, marker):
     slurm.drain("admin: swap the PSU")
     marker.write_text("fail:GPU 3 has fallen off the bus\n")
