@@ -94,6 +94,7 @@ def healthy_bundle(tmp_path_factory) -> Path:
     return bundle(tmp_path_factory.mktemp("healthy"), "-s", "smoke.compile,system.environment")[0]
 
 
+@pytest.mark.slow
 def test_without_a_compiler_the_repro_fails_on_its_own_as_the_smoke_did(nocc_bundle, tmp_path):
     files = members(nocc_bundle)
     manifest = assert_manifest_true(files)
@@ -120,6 +121,7 @@ def test_no_secret_of_the_environment_reaches_any_member(nocc_bundle):
     assert f"PATH={os.path.dirname(sys.executable)}" in env
 
 
+@pytest.mark.slow
 def test_a_healthy_machine_has_no_repro_and_says_so(healthy_bundle):
     files = members(healthy_bundle)
     manifest = assert_manifest_true(files)
@@ -269,6 +271,7 @@ def test_every_smoke_declares_a_repro_that_stands_alone(tmp_path):
         assert {"run_in_fresh_caches", "no_gpu"} & names <= defined, c.id
 
 
+@pytest.mark.slow
 def test_a_shipped_repro_runs_alone_and_cleans_its_caches(tmp_path):
     # The Triton repro under the interpreter (this CPU machine): exact, and its caches removed.
     from envdoctor.commands.bundle import repro_script

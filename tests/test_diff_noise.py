@@ -46,6 +46,7 @@ def test_two_runs_of_one_venv_are_no_regression(runs):
     assert compile["status"] == "pass" and all(p["cpu_seconds"] > 0 for p in compile["details"]["parts"].values())
 
 
+@pytest.mark.slow
 def test_a_busy_machine_is_not_a_regression(runs):
     """Issue 30.3: the compile took 4x as long on a loaded machine, for the same CPU time."""
     a = _load(runs["a"][1])

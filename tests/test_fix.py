@@ -161,6 +161,7 @@ def tiny_version(python: Path) -> str | None:
     return dict(dist_list(python)).get("tinypkg")
 
 
+@pytest.mark.slow
 def test_plan_without_yes_changes_nothing(fix):
     run, python = fix
     before = dist_list(python)
@@ -172,6 +173,7 @@ def test_plan_without_yes_changes_nothing(fix):
     assert dist_list(python) == before
 
 
+@pytest.mark.slow
 def test_plan_hides_secrets(fix):
     run, _ = fix
     r = run("--select", "tiny.secret")
@@ -188,6 +190,7 @@ def _yes(fix, check: str, code: int):
     return run, python, before, r
 
 
+@pytest.mark.slow
 def test_yes_applies_rechecks_and_undo_restores(fix):
     run, python, before, r = _yes(fix, "tiny.version", 0)
     assert "fixed        tiny.version: tinypkg 2" in r.stdout
@@ -201,6 +204,7 @@ def test_yes_applies_rechecks_and_undo_restores(fix):
     assert again.returncode == 2 and "nothing to undo" in again.stderr
 
 
+@pytest.mark.slow
 def test_half_way_failure_rolls_back(fix):
     run, python, before, r = _yes(fix, "tiny.halfway", 1)
     assert "second command fails; rolled back" in r.stdout
@@ -214,6 +218,7 @@ def _tree(top: Path) -> dict:
     return {str(p.relative_to(top)): p.read_bytes() if p.is_file() else "dir" for p in sorted(top.rglob("*"))}
 
 
+@pytest.mark.slow
 def test_bytecode_fix_is_undone_file_by_file(fix, tmp_path):
     """compileall creates a.pyc and replaces the stale b.pyc; undo removes the one and puts the other back, byte for byte."""
     run, _ = fix
@@ -260,6 +265,7 @@ def _start(python: Path, tmp_path: Path, *args: str) -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.slow
 def test_ctrl_c_half_way_rolls_back(fix, tmp_path):
     run, python = fix
     before = dist_list(python)
@@ -274,6 +280,7 @@ def test_ctrl_c_half_way_rolls_back(fix, tmp_path):
     assert json.loads(journal.read_text())["runs"] == []  # rolled back: nothing left to undo
 
 
+@pytest.mark.slow
 def test_second_run_is_refused_by_the_lock(fix, tmp_path):
     run, python = fix
     first = _start(python, tmp_path, "--select", "tiny.wait", "--yes")
@@ -289,6 +296,7 @@ def test_second_run_is_refused_by_the_lock(fix, tmp_path):
     assert first.returncode == 0, out + err
 
 
+@pytest.mark.slow
 def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
     run, _ = fix
     bin_dir = tmp_path / "bin"
@@ -313,6 +321,7 @@ def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
     assert f"Not undone (a system command; revert it yourself): touch {tmp_path}/system-ran" in u.stdout
 
 
+@pytest.mark.slow
 def test_corrupt_journal_is_one_line_exit_2(fix, tmp_path):
     run, python = fix
     r = run("--select", "tiny.version", "--yes")
@@ -396,6 +405,7 @@ def _on_a_terminal(python: Path, tmp_path: Path, answer: bytes) -> tuple[int, st
     return proc.wait(timeout=240), out.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_on_a_terminal_it_asks_once(fix, tmp_path):
     _, python = fix
     code, out = _on_a_terminal(python, tmp_path, b"n\n")
