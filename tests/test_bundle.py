@@ -113,6 +113,7 @@ def test_without_a_compiler_the_repro_fails_on_its_own_as_the_smoke_did(nocc_bun
     assert sorted(p.name for p in tmp_path.iterdir()) == ["repro_smoke.compile.py"]  # its caches are gone
 
 
+@pytest.mark.slow
 def test_no_secret_of_the_environment_reaches_any_member(nocc_bundle):
     files = members(nocc_bundle)
     assert_no_canary(files)
@@ -138,6 +139,7 @@ def test_triage_reads_a_bundle(nocc_bundle):
     assert "envdoctor_json" in done.stdout.splitlines()[1]
 
 
+@pytest.mark.slow
 def test_diff_takes_the_bundles_report(healthy_bundle, nocc_bundle):
     done = run_cli("diff", str(healthy_bundle), str(nocc_bundle), "--format", "json")
     assert done.returncode == 1, done.stdout + done.stderr

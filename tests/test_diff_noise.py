@@ -74,6 +74,7 @@ def _scale(report: dict, wall: float, cpu: float) -> None:
             part["cpu_seconds"] = part["cpu_seconds"] * cpu + (2.0 if cpu != 1.0 else 0.0)
 
 
+@pytest.mark.slow
 def test_torch_compile_disable_exits_0_in_both_commands(runs):
     code, off = runs["off"]
     assert code == 0

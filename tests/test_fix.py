@@ -243,6 +243,7 @@ def test_bytecode_fix_is_undone_file_by_file(fix, tmp_path):
     assert "fail   tiny.bytecode: a.py has no bytecode" in u.stdout
 
 
+@pytest.mark.slow
 def test_a_fix_that_does_not_help_is_reported_as_still_failing(fix):
     run, _ = fix
     r = run("--select", "tiny.stubborn", "--yes")
