@@ -102,7 +102,7 @@ def test_a_changed_distribution_version_fails_by_name(recorded, tmp_path):
     row = rows["baseline.distributions"]
     assert code == 1 and row["status"] == "fail"
     assert "tinydist is 1.0, recorded 0.9" in row["message"]
-    assert "pip install --no-deps 'tinydist==0.9'" in row["hint"]
+    assert "-m pip install --no-deps tinydist==0.9" in row["hint"]
 
 
 @pytest.mark.slow
@@ -115,7 +115,7 @@ def test_a_swapped_torch_local_tag_fails_and_the_fix_names_the_cuda_index(record
     row = rows["baseline.distributions"]
     assert code == 1 and row["status"] == "fail"
     assert f"torch is {live}, recorded {cuda}" in row["message"]
-    assert f"pip install --no-deps 'torch=={cuda}' --index-url https://download.pytorch.org/whl/cu130" in row["hint"]
+    assert f"-m pip install --no-deps torch=={cuda} --index-url https://download.pytorch.org/whl/cu130" in row["hint"]
 
 
 @pytest.mark.slow
@@ -130,7 +130,7 @@ def test_a_modified_file_of_a_guarded_distribution_fails_by_name(tmp_path):
     row = rows["baseline.files"]
     assert code == 1 and row["status"] == "fail"
     assert LIB in row["message"] and "nvidia-fake-cublas" in row["message"]
-    assert "pip install --no-deps --force-reinstall 'nvidia-fake-cublas==13.0.1'" in row["hint"]
+    assert "-m pip install --no-deps --force-reinstall nvidia-fake-cublas==13.0.1" in row["hint"]
     assert rows["baseline.distributions"]["status"] == "pass"
 
 
@@ -142,7 +142,7 @@ def test_lock_pins_a_requirements_file(recorded, tmp_path):
     assert set(rows) == {"baseline.lock"}  # --lock alone: no check that needs a baseline
     row = rows["baseline.lock"]
     assert code == 1 and row["status"] == "fail" and "tinydist is 1.0, recorded 0.9" in row["message"]
-    assert "'tinydist==0.9'" in row["hint"] and "nvidia-fake-cublas" not in row["message"]
+    assert "-m pip install --no-deps tinydist==0.9" in row["hint"] and "nvidia-fake-cublas" not in row["message"]
 
 
 @pytest.mark.parametrize(

@@ -356,8 +356,10 @@ def test_loading_is_lazy_and_never_imports_torch():
 
 
 def test_data_is_package_data():
-    text = (ROOT / "pyproject.toml").read_text()
-    assert 'envdoctor_checks = ["data/*.json"]' in text
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "data/*.json" in data["tool"]["setuptools"]["package-data"]["envdoctor_checks"]
 
 
 # ---- the regeneration script's parsers (no network) -------------------------------------------
