@@ -175,12 +175,13 @@ def _line_of(text: str, start: int, end: int, limit: int = 300) -> str:
 def find(text: str, signatures: Sequence[Signature]) -> list[Finding]:
     """Every signature found in ``text``, one finding per signature, in catalog order (the
     catalog lists specific causes before generic ones, so the first finding is the best)."""
-    out, lower = [], None
+    out: list[Finding] = []
+    lower: str | None = None
     for sig in signatures:
         if sig.needles:
             if sig.ignore_case and lower is None:
                 lower = text.lower() if text.isascii() else ""  # case folding beyond ASCII: no shortcut
-            hay = lower if sig.ignore_case else text
+            hay = (lower or "") if sig.ignore_case else text
             if (hay or not sig.ignore_case) and not any(n in hay for n in sig.needles):
                 continue
         m = sig.regex.search(text)
