@@ -15,14 +15,13 @@ Facts: ``driver_kernel``.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, run_command, skip
-from envdoctor_checks.nvidia import WEDGED_CAUSE, WEDGED_FIX
+from envdoctor_checks.nvidia import WEDGED_CAUSE, WEDGED_FIX, last_json
 
 KERNEL_CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bodies", "cuda_kernel.py")
 # cuInit on a healthy driver takes well under a second (about 0.1-0.3 s on the H200, more
@@ -62,12 +61,8 @@ def driver_kernel(env) -> dict:
     res = run_command([sys.executable, KERNEL_CHILD], timeout=KERNEL_TIMEOUT, env=env)
     if res.timed_out:
         return {"ok": False, "stage": "timeout", "error": f"the CUDA driver did not finish within {KERNEL_TIMEOUT:.0f}s"}
-    lines = res.stdout.strip().splitlines()
-    try:
-        answer = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        answer = None
-    if not isinstance(answer, dict):
+    answer = last_json(res.stdout)
+    if answer is None:
         raise Unavailable(f"the CUDA driver-API child {res.describe()}")
     return answer
 

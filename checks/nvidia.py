@@ -180,6 +180,16 @@ def hang_reason(what: str, timeout: float) -> str:
     return f"{what} within {timeout:.0f}s: {WEDGED}"
 
 
+def last_json(stdout: str) -> dict | None:
+    """A contained child's answer: the JSON object on its last line of output, or None."""
+    lines = stdout.strip().splitlines()
+    try:
+        answer = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
 def nvml_query(env: Mapping[str, str] | None = None, timeout: float | None = None, args: tuple[str, ...] = ()) -> dict:
     """NVML's view, or raise Unavailable with NVML's own error text (:class:`DriverHung` when it
     did not answer). NVML has no timeout of its own, blocks forever on a wedged GPU and has
@@ -191,12 +201,8 @@ def nvml_query(env: Mapping[str, str] | None = None, timeout: float | None = Non
     res = run([sys.executable, NVML_CHILD, *args], timeout=timeout, env=env)
     if res.timed_out:
         raise DriverHung(hang_reason("NVML did not answer", timeout))
-    lines = res.stdout.strip().splitlines()
-    try:
-        answer = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        answer = None
-    if not isinstance(answer, dict):
+    answer = last_json(res.stdout)
+    if answer is None:
         how = describe_signal(res.signal) if res.signal else res.describe()
         tail = last_line(res.stderr)
         raise Unavailable(f"the NVML query {how}" + (f" ({tail})" if tail and not res.signal else ""))
