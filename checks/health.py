@@ -140,7 +140,7 @@ def evidence_for(health: Any, target: Mapping[str, Any] | None, label: str, refr
 # ---- the NVML checks ---------------------------------------------------------------------------
 
 
-def _label(g: Mapping[str, Any]) -> str:
+def gpu_label(g: Mapping[str, Any]) -> str:
     return f"GPU {g.get('index')}" + (f" ({g['name']})" if g.get("name") else "")
 
 
@@ -173,9 +173,9 @@ def judge_each(health: Mapping[str, Any], judge: Callable[[dict], gh.Finding | N
     for g in gpus:
         f = judge(g)
         if f is None or f.status is Status.SKIP:
-            items.append(Item(_label(g), Status.SKIP, f.message if f else f"{what} {gh.why_absent(g, key)}"))
+            items.append(Item(gpu_label(g), Status.SKIP, f.message if f else f"{what} {gh.why_absent(g, key)}"))
         else:
-            items.append(Item(_label(g), f.status, f.message))
+            items.append(Item(gpu_label(g), f.status, f.message))
             judged.append((g, f))
     details = {"gpus": {str(g.get("index")): _raw(g, key) for g in gpus}}
     if not judged:
@@ -184,9 +184,11 @@ def judge_each(health: Mapping[str, Any], judge: Callable[[dict], gh.Finding | N
     bad = [(g, f) for g, f in judged if f.status in (Status.WARN, Status.FAIL)]
     if not bad:
         messages = sorted({f.message for _, f in judged})
-        text = f"{messages[0]} ({len(judged)} GPU(s))" if len(messages) == 1 else "; ".join(f"{_label(g)}: {f.message}" for g, f in judged)
+        text = (
+            f"{messages[0]} ({len(judged)} GPU(s))" if len(messages) == 1 else "; ".join(f"{gpu_label(g)}: {f.message}" for g, f in judged)
+        )
         return ok(text, details=details, items=items)
-    message = "; ".join(f"{_label(g)}: {f.message}" for g, f in bad)
+    message = "; ".join(f"{gpu_label(g)}: {f.message}" for g, f in bad)
     top = max(bad, key=lambda gf: (gf[1].status.severity, gf[1].remedy))[1]
     return (fail if worst(items) is Status.FAIL else warn)(message, _advice(top), details=details, items=items, action=top.recommended)
 
@@ -370,10 +372,10 @@ def _node_rows(gs: Sequence[dict], gpu_health: Any) -> list[tuple[str, str, str]
     for g in gs:
         minor = _minor(g, gpu_health, from_proc)
         if minor is None:
-            out.append((_label(g), "", "device minor number unknown (neither NVML nor /proc/driver/nvidia says it)"))
+            out.append((gpu_label(g), "", "device minor number unknown (neither NVML nor /proc/driver/nvidia says it)"))
             continue
         path = os.path.join(DEV, f"nvidia{minor}")
-        out.append((_label(g), path, node_problem(path)))
+        out.append((gpu_label(g), path, node_problem(path)))
     return out
 
 

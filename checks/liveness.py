@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, run_command, skip
+from envdoctor_checks.health import gpu_label
 from envdoctor_checks.nvidia import WEDGED_CAUSE, WEDGED_FIX, last_json
 
 KERNEL_CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bodies", "cuda_kernel.py")
@@ -67,10 +68,6 @@ def driver_kernel(env) -> dict:
     return answer
 
 
-def _label(g: Mapping[str, Any]) -> str:
-    return f"GPU {g.get('index')}" + (f" ({g['name']})" if g.get("name") else "")
-
-
 def _init_failure(k: Mapping[str, Any], env: Mapping[str, str]):
     name = str(k.get("error") or "")
     lib = (k.get("library") or {}).get("path")
@@ -103,7 +100,7 @@ def kernel(driver_kernel, env, pci_gpus=None):
         return fail("the CUDA driver reports no device", INIT_CAUSES["CUDA_ERROR_NO_DEVICE"][1], details=dict(k))
     items = [
         Item(
-            _label(g),
+            gpu_label(g),
             Status.PASS if g.get("ok") else Status.FAIL,
             f"{g.get('ms')} ms" if g.get("ok") else f"{g.get('stage')}: {g.get('error')}",
         )
@@ -111,7 +108,7 @@ def kernel(driver_kernel, env, pci_gpus=None):
     ]
     bad = [g for g in gpus if not g.get("ok")]
     if bad:
-        text = "; ".join(f"{_label(g)}: {g.get('stage')} failed with {g.get('error')}" for g in bad)
+        text = "; ".join(f"{gpu_label(g)}: {g.get('stage')} failed with {g.get('error')}" for g in bad)
         message = f"{len(bad)} of {len(gpus)} GPU(s) could not run a kernel: {text}"
         return fail(message, RESET, details=dict(k), items=items, action="reset-gpu")
     slowest = max(float(g.get("ms") or 0) for g in gpus)
