@@ -1,7 +1,10 @@
 """``envdoctor triage-event``: the reply to a GitHub issues event, and the Action that posts it.
-Payloads in tests/fixtures/github_events have the shape GitHub sends (issues event: action,
-issue{number, title, body, user, ...}, repository, sender; ``changes`` on edits); the bodies
-follow the vLLM issue form, their error lines quoted from public threads."""
+Payloads in tests/fixtures/github_events carry every field GitHub sends with an issues event
+(action, issue with its user, labels, reactions and URLs, repository, sender; ``changes`` on
+edits), key for key as in the payload examples GitHub's webhook documentation publishes, with
+values of a fictional repository. The bodies follow the vLLM and PyTorch issue forms; the
+``opened_pytorch_*`` bodies hold a public thread's paste verbatim (from the triage corpus's dev
+split), the others error lines quoted from public threads."""
 
 from __future__ import annotations
 
@@ -39,6 +42,39 @@ def run(tmp_path, capsys):
         return r, (out.read_text(encoding="utf-8") if out.exists() else "")
 
     return go
+
+
+# The fields of an issues event as GitHub sends them (its documented payload, 2026): a triage
+# reply must work on the whole payload, not a trimmed one.
+ISSUE_FIELDS = (
+    "url repository_url labels_url comments_url events_url html_url id node_id number title user labels state "
+    "locked assignee assignees milestone comments created_at updated_at closed_at author_association "
+    "active_lock_reason body reactions timeline_url performed_via_github_app state_reason"
+).split()
+USER_FIELDS = "login id node_id avatar_url html_url url type site_admin".split()
+REPOSITORY_FIELDS = "id node_id name full_name private owner html_url url issues_url default_branch visibility".split()
+
+
+@pytest.mark.parametrize("path", sorted(EVENTS.glob("*.json")), ids=lambda p: p.name)
+def test_every_payload_has_the_fields_github_sends(path):
+    ev = json.loads(path.read_text(encoding="utf-8"))
+    assert set(ev) >= {"action", "issue", "repository", "sender"}
+    assert set(ev["issue"]) >= set(ISSUE_FIELDS), set(ISSUE_FIELDS) - set(ev["issue"])
+    assert set(ev["issue"]["user"]) >= set(USER_FIELDS) and set(ev["sender"]) >= set(USER_FIELDS)
+    assert set(ev["repository"]) >= set(REPOSITORY_FIELDS)
+    assert (ev["action"] == "edited") == ("changes" in ev)
+
+
+@pytest.mark.parametrize(
+    ("name", "cause_id"),
+    [
+        ("opened_pytorch_73047_toolkit.json", "toolkit_torch_cuda_mismatch"),
+        ("opened_pytorch_122924_cpu_build.json", "cpu_torch_on_gpu_machine"),
+    ],
+)
+def test_a_real_thread_s_body_gets_its_established_cause(run, name, cause_id):
+    r, text = run(name)
+    assert r.exit_code == 1 and text.startswith(MARKER + "\n") and f"`{cause_id}`" in text.split("**Evidence**")[0]
 
 
 def test_an_opened_issue_gets_the_cause_behind_the_marker(run):
