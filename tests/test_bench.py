@@ -117,6 +117,7 @@ def test_bench_refuses_device_cuda_without_a_gpu(cli):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_bench_with_a_broken_torch_says_so(cli, tmp_path):
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").write_text("raise ImportError('libtorch_cuda.so: cannot open shared object file')\n")

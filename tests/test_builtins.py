@@ -49,6 +49,7 @@ def test_the_checkout_copy_is_not_installed(checkout):
     assert r.stdout.split()[1].startswith(str(checkout))
 
 
+@pytest.mark.slow
 def test_an_uninstalled_checkout_lists_every_builtin_check(checkout):
     r = run_uninstalled(checkout, "list", "--format", "json")
     assert r.returncode == 0, r.stderr
@@ -70,6 +71,7 @@ def test_an_uninstalled_checkout_runs_builtin_checks_and_their_probe_bodies(chec
     assert r.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_checkout_without_its_builtins_is_no_check_ran_not_healthy(checkout, tmp_path):
     bare = tmp_path / "bare"
     shutil.copytree(checkout / "envdoctor", bare / "envdoctor")
@@ -81,6 +83,7 @@ def test_a_checkout_without_its_builtins_is_no_check_ran_not_healthy(checkout, t
     assert "no check ran" in r.stderr and "built-in checks" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_selection_that_leaves_no_check_is_its_own_exit_code(tmp_path):
     (tmp_path / "envdoctor.toml").write_text('skip = ["*"]\n')
     r = run_cli("check", "--config", str(tmp_path / "envdoctor.toml"))

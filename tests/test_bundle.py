@@ -132,6 +132,7 @@ def test_a_healthy_machine_has_no_repro_and_says_so(healthy_bundle):
     assert json.loads(files["report.json"])["summary"]["healthy"] is True
 
 
+@pytest.mark.slow
 def test_triage_reads_a_bundle(nocc_bundle):
     done = run_cli("triage", str(nocc_bundle))
     assert done.returncode == 1, done.stdout + done.stderr
@@ -203,6 +204,7 @@ def leaky_setup(tmp_path) -> tuple[Path, dict]:
     return plugins, env
 
 
+@pytest.mark.slow
 def test_every_shape_hidden_in_every_member_and_long_logs_tailed(leaky_setup, tmp_path):
     plugins, env = leaky_setup
     args = ("--checks-path", str(plugins), "-s", "leak,system.environment", "--nvidia-bug-report")
@@ -223,6 +225,7 @@ def test_every_shape_hidden_in_every_member_and_long_logs_tailed(leaky_setup, tm
         assert tar.getmember(f"{ROOT}/repro_leak.repro.py").mode == 0o755
 
 
+@pytest.mark.slow
 def test_a_check_without_a_declared_repro_is_named_but_gets_none(tmp_path):
     plugins = tmp_path / "p"
     plugins.mkdir()
@@ -236,6 +239,7 @@ def test_a_check_without_a_declared_repro_is_named_but_gets_none(tmp_path):
     assert "no repro" in done.stdout and "plain.fails" in files["README.md"].decode() and "nvidia-smi-q.txt" in files
 
 
+@pytest.mark.slow
 def test_an_installed_plugins_contained_check_ships_its_repro(tmp_path):
     # Entry-point plugins run contained (a host process describes their checks): the repro survives.
     root = make_plugin(
@@ -304,6 +308,7 @@ def _tar_gz(entries: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "data, said",
     [
@@ -349,6 +354,7 @@ def test_a_bug_report_cut_short_keeps_what_it_holds():
     assert last_bytes(gzip.open(io.BytesIO(packed)), 1000).endswith(b"line 199999\n")
 
 
+@pytest.mark.slow
 def test_redact_hides_identities_in_every_member(tmp_path):
     import socket
 

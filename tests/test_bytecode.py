@@ -293,6 +293,7 @@ def test_missing_roots_names_torch_and_its_companions_without_bytecode(tmp_path)
     assert all(os.path.isabs(r) for r in roots)
 
 
+@pytest.mark.slow
 def test_missing_roots_is_empty_when_torch_has_bytecode_or_a_prefix_redirects_it(tmp_path):
     fake_torch(tmp_path / "built", compiled=True)
     _write(tmp_path / "built" / "sympy.py", "")  # would be listed, but torch itself is fine

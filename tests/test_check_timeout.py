@@ -91,6 +91,7 @@ def test_a_check_hung_in_its_probe_frees_the_probe_for_the_others(tmp_path):
     assert took < min(100, 3 + 2 * startup_s() + 20), took  # not the probe call's 120 s (start-up measured)
 
 
+@pytest.mark.slow
 def test_timeout_bounds_the_body_not_the_shared_facts():
     @check("t.slow_fact", timeout=0.5)
     def slow_fact(slow):

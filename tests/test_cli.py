@@ -38,6 +38,7 @@ def test_verbose_adds_ids_and_durations():
     assert "[system.python, " in r.stdout
 
 
+@pytest.mark.slow
 def test_json_junit_markdown_in_one_run(tmp_path):
     j, x, m = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.md"
     r = run_cli("check", *CHEAP, "--json", str(j), "--junit-xml", str(x), "--markdown", str(m))
@@ -86,6 +87,7 @@ def test_output_to_a_directory_is_refused(tmp_path):
     assert "is a directory" in r.stderr
 
 
+@pytest.mark.slow
 def test_strict_turns_a_warning_into_exit_1(tmp_path):
     plugin = make_plugin(
         tmp_path / "site",
@@ -265,6 +267,7 @@ def test_a_closed_or_full_stdout_is_one_line_and_exit_2(name, how):
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["check", "list", "diff", "help"])
 def test_closed_stdout_and_stderr_is_just_the_exit_code(name):
     r = _run_with_stdout(STDOUT_COMMANDS[name], "both-closed")

@@ -149,6 +149,7 @@ def test_cli_unknown_skip_pattern_exit_2(cli, tmp_path):
     assert f"{cfg}: skip: no check matches 'sytem.disk'" in res.stderr
 
 
+@pytest.mark.slow
 def test_cli_uses_the_config_found_upwards(cli, tmp_path):
     write(tmp_path / "envdoctor.toml", 'skip = ["system.disk"]\n[expect]\ntorch = "==1.0"\n')
     sub = tmp_path / "src"
@@ -161,6 +162,7 @@ def test_cli_uses_the_config_found_upwards(cli, tmp_path):
     assert "system.disk" not in rows
 
 
+@pytest.mark.slow
 def test_cli_select_expect_runs_only_the_expectations(cli, tmp_path):
     res = cli("check", "--select", "expect", "--expect", "torch>=2.0", "--expect", "python>=3.10", "--format", "json", cwd=str(tmp_path))
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr
@@ -276,6 +278,7 @@ def test_a_strangers_pyproject_is_left_unread_and_ends_the_search(tmp_path):
     )
 
 
+@pytest.mark.slow
 @needs_root
 def test_cli_a_strangers_tmp_config_neither_steers_the_run_nor_hides(cli, tmp_path):
     shared = _shared(tmp_path / "tmp")
@@ -291,6 +294,7 @@ def test_cli_a_strangers_tmp_config_neither_steers_the_run_nor_hides(cli, tmp_pa
     assert text[1] == f"config: none; not read: {planted}: anyone may write to its directory"
 
 
+@pytest.mark.slow
 def test_cli_the_report_names_the_config_used(cli, tmp_path):
     cfg = write(tmp_path / "envdoctor.toml", '[expect]\npython = ">=3.8"\n')
     (tmp_path / "src").mkdir()

@@ -175,6 +175,7 @@ def test_a_signal_ignored_when_envdoctor_started_stays_ignored(spawn, tmp_path, 
     assert _wait_gone(marker) == []
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_as_the_first_worker_starts_gives_the_partial_report_quickly(spawn, tmp_path):
     env, marker = _env(tmp_path)
     proc = _start(spawn, tmp_path, env)

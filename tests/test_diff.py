@@ -67,6 +67,7 @@ def reports(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 def test_diff_names_version_change_and_regression(reports):
     done = run_cli("diff", str(reports["before"]), str(reports["after"]))
     assert done.returncode == EXIT_FAILED, done.stdout + done.stderr
@@ -84,6 +85,7 @@ def test_diff_back_is_a_recovery_and_exits_0(reports):
     assert "Recovered (1)" in done.stdout and "site.triton_pin: fail → pass" in done.stdout
 
 
+@pytest.mark.slow
 def test_diff_identical_reports_says_so(reports):
     done = run_cli("diff", str(reports["before"]), str(reports["before"]))
     assert done.returncode == EXIT_OK
@@ -93,6 +95,7 @@ def test_diff_identical_reports_says_so(reports):
     assert again.returncode == EXIT_OK and "no differences" in again.stdout, again.stdout
 
 
+@pytest.mark.slow
 def test_diff_json_and_markdown(reports):
     done = run_cli("diff", str(reports["before"]), str(reports["after"]), "--format", "json")
     assert done.returncode == EXIT_FAILED
@@ -188,6 +191,7 @@ def test_driver_gone_is_a_version_change_not_unknown():
     assert [g["index"] for g in d.gpus_removed] == [0]
 
 
+@pytest.mark.slow
 def test_other_schema_versions_are_compared_with_a_note(tmp_path):
     done = run_cli("diff", str(FIXTURES / "v1.0-gpu-h200.json"), str(FIXTURES / "v1.4-future-minor.json"))
     assert done.returncode == EXIT_OK, done.stderr

@@ -342,6 +342,7 @@ def test_corrupt_journal_is_one_line_exit_2(fix, tmp_path):
     assert tiny_version(python) == "2"  # neither touched the environment
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_exit_2(fix, tmp_path):
     run, _ = fix
     (tmp_path / "r.json").write_text("not a report")
@@ -351,6 +352,7 @@ def test_bad_input_is_one_line_exit_2(fix, tmp_path):
     assert r.returncode == 2 and "takes no --from report" in r.stderr
 
 
+@pytest.mark.slow
 def test_report_from_another_environment_is_plan_only(fix, tmp_path):
     run, python = fix
     report = tmp_path / "r.json"

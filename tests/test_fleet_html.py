@@ -255,6 +255,7 @@ def test_the_page_renders_in_chromium_without_console_messages_and_with_every_fa
     assert "of 7 node(s) shown" not in text and "6 of 6 node(s) shown" in text  # the script filled it in
 
 
+@pytest.mark.slow
 def test_the_console_check_sees_a_blocked_script(tmp_path):
     """The check above can fail: a page whose script the policy refuses logs a CONSOLE line."""
     need("chromium", package="chromium")

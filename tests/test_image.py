@@ -134,6 +134,7 @@ def test_a_modified_file_of_a_guarded_distribution_fails_by_name(tmp_path):
     assert rows["baseline.distributions"]["status"] == "pass"
 
 
+@pytest.mark.slow
 def test_lock_pins_a_requirements_file(recorded, tmp_path):
     site, _ = recorded
     req = tmp_path / "requirements.txt"

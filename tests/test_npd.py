@@ -36,12 +36,14 @@ def _line(res: subprocess.CompletedProcess) -> str:
     return lines[0].decode("utf-8")  # never cut inside a character
 
 
+@pytest.mark.slow
 def test_ok_is_exit_0_and_one_short_line(tmp_path):
     res = npd(tmp_path / "absent")
     assert res.returncode == 0, res.stderr
     assert _line(res) == "envdoctor: ok (1 passed)"
 
 
+@pytest.mark.slow
 def test_a_problem_is_exit_1_with_check_action_and_message_cut_to_80_bytes(tmp_path):
     marker = tmp_path / "fault"
     marker.write_text("fail:GPU 3: 2 uncorrectable ECC errors — «μ» " + "x" * 200 + "\n", encoding="utf-8")

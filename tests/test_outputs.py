@@ -232,6 +232,7 @@ def test_no_command_writes_through_a_strangers_link(tmp_path, writer):
     assert victim.read_text() == "precious\n" and os.readlink(link) == str(victim) and _left(shared) == [OUT]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_no_command_writes_into_a_fifo(tmp_path, writer):
     fifo = tmp_path / OUT
@@ -241,6 +242,7 @@ def test_no_command_writes_into_a_fifo(tmp_path, writer):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_every_command_writes_through_the_users_own_link_and_keeps_the_mode(tmp_path, writer):
     real = tmp_path / "real"
@@ -254,6 +256,7 @@ def test_every_command_writes_through_the_users_own_link_and_keeps_the_mode(tmp_
     assert _left(tmp_path) == sorted([OUT, "real"])
 
 
+@pytest.mark.slow
 def test_a_fifo_output_is_refused_before_the_run(tmp_path):
     fifo = tmp_path / "r.json"
     os.mkfifo(fifo)

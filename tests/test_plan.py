@@ -175,6 +175,7 @@ def test_cli_deselect_typo_and_nan_timeout_are_usage_errors():
     assert r.returncode == 2 and "--rank-timeout" in r.stderr
 
 
+@pytest.mark.slow
 def test_cli_unwritable_output_is_refused_before_the_run():
     r = run_cli(*QUICK, "--output", "/proc/envdoctor-x", "--json", "/proc/envdoctor-y")
     assert r.returncode == 2 and r.stdout == ""

@@ -37,6 +37,7 @@ def test_sys_exit_at_import_is_an_error_row_and_expectations_still_fail(tmp_path
     assert listing.returncode == 0 and "SystemExit(0)" in listing.stdout and "system.python" in listing.stdout
 
 
+@pytest.mark.slow
 def test_keyboard_interrupt_and_exit_in_checks_path_file_at_import(tmp_path):
     (tmp_path / "kbd.py").write_text("raise KeyboardInterrupt\n")
     (tmp_path / "exit3.py").write_text("raise SystemExit(3)\n")
@@ -124,6 +125,7 @@ def _one(tmp_path, body: str, *extra: str) -> tuple[subprocess.CompletedProcess,
     return r, _rows(r)
 
 
+@pytest.mark.slow
 def test_a_segfaulting_check_is_an_error_row_in_a_complete_report(tmp_path):
     r, rows = _one(tmp_path, "ctypes.string_at(0)")
     assert rows["hostile.bad"]["status"] == "error" and "SIGSEGV" in rows["hostile.bad"]["message"]
@@ -247,6 +249,7 @@ def test_no_plugins_and_the_autoload_switch_run_the_builtins_alone(tmp_path):
     assert "hostile.bad" in r.stdout and marker.exists()
 
 
+@pytest.mark.slow
 def test_the_parent_never_imports_an_installed_plugin(tmp_path):
     pids = tmp_path / "pids"
     source = f"import os\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n" + CHECK.replace("{body}", "pass")

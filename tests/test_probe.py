@@ -85,6 +85,7 @@ def test_torch_is_imported_once_across_calls(client):
     assert os.getpid() not in {r["pid"] for r in results}
 
 
+@pytest.mark.slow
 def test_the_worker_sees_nvidia_smi_bounded(tmp_path, monkeypatch):
     """Inductor runs nvidia-smi itself while compiling: on a wedged driver (an nvidia-smi that
     never answers) the probe must not hang with it. The first call is cut at the bound, later

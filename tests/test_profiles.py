@@ -128,6 +128,7 @@ def test_build_profile_fails_on_an_unmet_expectation(cli, tmp_path):
     assert found["expect.torch"]["hint"] == 'pip install "torch==1.0"'
 
 
+@pytest.mark.slow
 def test_gpu_expectations_skip_in_build(cli, tmp_path):
     res = cli(
         "check",

@@ -147,6 +147,7 @@ def test_an_unusable_python_is_a_usage_error_before_the_run(tmp_path, make, phra
     assert res.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_hanging_python_is_refused_at_its_deadline(tmp_path):
     path = _fake(tmp_path, "hangs", "exec sleep 30")
     with pytest.raises(InterpreterError, match="did not answer within 1s"):

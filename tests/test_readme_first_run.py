@@ -7,6 +7,8 @@ import re
 import venv
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -17,6 +19,7 @@ def _first_run_block() -> str:
     return section.split("```", 2)[1]
 
 
+@pytest.mark.slow
 def test_readme_first_run_matches_a_run_without_torch(tmp_path):
     fresh = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=False).create(fresh)

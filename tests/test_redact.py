@@ -114,6 +114,7 @@ def test_canary_secrets_never_printed(args, leaky_dir):
     assert "leak.everything" in done.stdout or "A plugin that prints secrets" in done.stdout or args == ["-q"]
 
 
+@pytest.mark.slow
 def test_canary_secrets_never_written_to_report_files(leaky_dir, tmp_path):
     files = {"json": tmp_path / "r.json", "junit-xml": tmp_path / "r.xml", "markdown": tmp_path / "r.md"}
     done = run_cli(
@@ -286,6 +287,7 @@ def test_without_redact_the_identities_are_there(monkeypatch, tmp_path):
     assert data["facts"]["env_vars"]["TORCH_HOME"] == str(home / "cache")
 
 
+@pytest.mark.slow
 def test_real_hostname_absent_from_redacted_report():
     import socket
 
@@ -573,6 +575,7 @@ def test_baseline_writes_hide_every_shape(tmp_path, monkeypatch):
     _assert_no_canary(text, "baseline")
 
 
+@pytest.mark.slow
 def test_scrubbing_is_linear_on_hostile_inputs():
     """Each rule's worst case, 200 KB long: a super-linear rule would not finish here."""
     s = Scrubber(("canaryvalue1",))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import make_plugin
 
 GOOD = """
@@ -99,6 +101,7 @@ def fine(env):
 """
 
 
+@pytest.mark.slow
 def test_unknown_fact_parameters_are_error_rows_at_load_time(cli_inproc, tmp_path):
     site = make_plugin(tmp_path / "site", "envdoctor-typo", "envdoctor_typo", MISSPELT)
     listing = cli_inproc("list", site=site)

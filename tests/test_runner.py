@@ -135,6 +135,7 @@ def test_worst_and_items():
     assert r.items[1].name == "GPU 3"
 
 
+@pytest.mark.slow
 def test_deadline_turns_unfinished_checks_into_errors():
     @check("t.slow")
     def slow():
@@ -244,6 +245,7 @@ def test_ctrl_c_prints_partial_report_and_exits_130(spawn, tmp_path):
     assert _survivors(marker) == []
 
 
+@pytest.mark.slow
 def test_a_stop_signal_whose_interrupt_was_swallowed_still_stops_the_run(monkeypatch):
     """A KeyboardInterrupt raised while the interpreter runs an import lock's weakref callback is
     printed as "Exception ignored" and lost; the run's signal handler also records the stop, and the

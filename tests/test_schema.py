@@ -71,6 +71,7 @@ def test_report_with_plugin_error_row_validates(tmp_path):
     assert any(r["status"] == "error" and r["id"].startswith("plugin.") for r in data["results"])
 
 
+@pytest.mark.slow
 def test_list_format_json_validates():
     done = run_cli("list", "--format", "json")
     assert done.returncode == 0, done.stderr
@@ -79,6 +80,7 @@ def test_list_format_json_validates():
     assert any(r["id"] == "system.environment" for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "a, b, code",
     [("v1.0-gpu-h200.json", "v1.0-gpu-h200-triton-mismatch.json", 1), ("v1.0-gpu-h200.json", "v1.0-gpu-h200.json", 0)],

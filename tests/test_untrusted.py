@@ -57,6 +57,7 @@ def test_a_file_over_the_limit_is_refused_without_reading_it_and_the_limit_is_sa
         load_report(str(big))
 
 
+@pytest.mark.slow
 def test_the_paste_from_a_pipe_still_works_and_a_pipe_that_never_ends_has_a_deadline(tmp_path, monkeypatch):
     from envdoctor.core import untrusted
 
@@ -220,6 +221,7 @@ def test_pasted_report_facts_of_the_wrong_shape_do_not_crash_checks():
         assert not crashed, (name, crashed)
 
 
+@pytest.mark.slow
 def test_a_thread_limit_is_one_line_not_an_internal_error(tmp_path):
     code = (
         "import threading, sys\n"

@@ -51,6 +51,7 @@ def _baseline(tmp_path, facts) -> dict:
     return gather(bl.baseline, options={"baseline": str(path)})
 
 
+@pytest.mark.slow
 def test_an_unchanged_environment_passes_against_its_own_baseline(site, tmp_path):
     live = {"dists": gather(dists_fact), "dist_files": gather(bl.dist_files)}
     assert "nvidia-fake-cublas" in live["dist_files"]

@@ -171,6 +171,7 @@ def test_the_cli_reports_a_broken_extension_on_pythonpath(tmp_path):
     assert row["status"] == "fail" and "fake-ext" in row["message"] and "NotARealSymbol" in done.stdout, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_healthy_machine_has_no_extension_to_complain_about():
     # This venv: CPU torch, no torchvision. torch itself is not an extension of itself.
     assert all(e["key"] != "torch" for e in extensions.scan())

@@ -221,6 +221,7 @@ def test_the_nvml_child_gathers_health_and_the_checks_judge_it(monkeypatch):
         assert run_check(check, gpu_health=fact).status is Status.PASS, check.__name__
 
 
+@pytest.mark.slow
 def test_a_hanging_health_query_is_one_failing_row_and_skips_not_a_hang(monkeypatch):
     monkeypatch.setattr(health, "HEALTH_TIMEOUT", 1.0)
     monkeypatch.setattr(health, "read_kernel_log", lambda: KernelLog("/dev/kmsg"))

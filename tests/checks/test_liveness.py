@@ -73,6 +73,7 @@ def test_every_gpu_hidden_names_cuda_visible_devices(fake_libcuda):
     assert "no CUDA device is visible" in row.message and "CUDA_VISIBLE_DEVICES=''" in row.message
 
 
+@pytest.mark.slow
 def test_a_hung_synchronise_is_cut_at_the_deadline_and_leaves_no_process(fake_libcuda, monkeypatch):
     monkeypatch.setattr(liveness, "KERNEL_TIMEOUT", 1.0)
     marker = uuid.uuid4().hex

@@ -101,6 +101,7 @@ def test_fake_nvidia_smi_supplies_driver_and_gpus(tmp_path):
     assert row.status is Status.PASS and "NVIDIA H200 (CC 9.0)" in row.message
 
 
+@pytest.mark.slow
 def test_hanging_nvidia_smi_times_out_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(nvidia, "NVIDIA_SMI_TIMEOUT", 1.0)
     fake_nvidia_smi(tmp_path / "bin", "hang")

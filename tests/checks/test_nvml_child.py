@@ -47,6 +47,7 @@ def test_an_nvml_segfault_does_not_take_the_doctor_down():
     assert not isinstance(e.value, nvidia.DriverHung)
 
 
+@pytest.mark.slow
 def test_a_hanging_nvml_is_killed_at_its_deadline_and_named():
     start = time.monotonic()
     with pytest.raises(nvidia.DriverHung, match=r"NVML did not answer within 1s: the driver or a GPU is likely wedged") as e:
@@ -56,6 +57,7 @@ def test_a_hanging_nvml_is_killed_at_its_deadline_and_named():
     assert psutil.Process().children(recursive=True) == []
 
 
+@pytest.mark.slow
 def test_after_an_nvml_hang_one_row_fails_and_dependents_skip_with_the_reason(tmp_path, monkeypatch):
     monkeypatch.setattr(nvidia, "NVML_TIMEOUT", 1.0)
     monkeypatch.setattr(nvidia, "PROC_VERSION", str(tmp_path / "none"))
@@ -75,6 +77,7 @@ def test_after_an_nvml_hang_one_row_fails_and_dependents_skip_with_the_reason(tm
     assert skipped.status is Status.SKIP and "likely wedged" in skipped.message
 
 
+@pytest.mark.slow
 def test_a_hanging_nvidia_smi_is_the_wedge_diagnosis(tmp_path, monkeypatch):
     monkeypatch.setattr(nvidia, "NVIDIA_SMI_TIMEOUT", 1.0)
     fake_nvidia_smi(tmp_path / "bin", "hang")

@@ -354,6 +354,7 @@ def test_triton_vector_add_runs_under_the_interpreter_without_gpu(real_probe):
     assert row.details["max_error"] == 0.0
 
 
+@pytest.mark.slow
 def test_compile_smoke_says_the_environment_switched_compile_off():
     """With TORCH_COMPILE_DISABLE=1 Inductor generates nothing: that is the environment, not a bug to report."""
     import json

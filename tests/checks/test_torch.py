@@ -302,6 +302,7 @@ def test_cudnn_refused_by_torch_fails():
     assert "LD_LIBRARY_PATH" in row.hint
 
 
+@pytest.mark.slow
 def test_an_incomplete_shadowing_torch_is_diagnosed_by_name(tmp_path):
     """A directory named torch first on PYTHONPATH (no torch._C): one diagnosis, not five errors."""
     import json

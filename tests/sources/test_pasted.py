@@ -362,6 +362,7 @@ def test_fuzz_never_raises():
     assert isinstance(read_paste(None), Paste)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_typical_paste_fast_and_huge_paste_finishes():
     body = "\n".join((PASTES / n).read_text() for n in ("collect_env_gpu.txt", "nvidia_smi.txt", "pip_freeze.txt"))
     start = time.perf_counter()
