@@ -40,6 +40,17 @@ def test_the_corpus_is_real_threads_with_their_facts():
         assert all(f in r["paste"] for f in r["facts"]), r["url"]
 
 
+COLLECT_ENV = (re.compile(r"PyTorch version\s*:"), re.compile(r"Is debug build\s*:|CUDA used to build PyTorch\s*:"))
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 item 1: 14 of 224 threads carry collect_env output so far")
+def test_sixty_threads_carry_collect_env_output():
+    # torch.utils.collect_env's dump, or vLLM's variant of it ("PyTorch version              : ...")
+    rows = list(scorer.cases("dev")) + list(scorer.cases("test"))
+    with_env = [r["url"] for r in rows if all(p.search(r["paste"]) for p in COLLECT_ENV)]
+    assert len(with_env) >= 60, len(with_env)
+
+
 @pytest.mark.parametrize("split", ["dev", "test"])
 def test_the_split_is_by_thread_and_fixed(split):
     for r in scorer.cases(split):
