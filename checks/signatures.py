@@ -1,7 +1,8 @@
 """The catalog of known error texts: cause, the check that judges it live, the fix, what to ask.
 
-Used by the smoke diagnoses of a live run and by ``envdoctor triage`` on pasted text. Order
-matters: specific signatures come before generic ones (an ``undefined symbol`` in flash-attn's
+Each row's ``scope`` says where its text is searched: ``"paste"`` (the default) by the smoke
+diagnoses of a live run and by ``envdoctor triage`` on pasted text; ``"check:<id>"`` only within
+that check's own error (``hints_for``). Order matters: specific signatures come before generic ones (an ``undefined symbol`` in flash-attn's
 ``.so`` is an extension built for another torch; in ``libcusparse`` it is mismatched nvidia-*
 wheels), and :func:`envdoctor.signatures.best` takes the first that matches.
 
@@ -647,19 +648,17 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Check the GPU and driver: nvidia-smi; look for Xid errors in dmesg; see the nvidia.* and torch.* checks",
         ask="`nvidia-smi`, `dmesg | grep -i xid` and the full error",
     ),
-)
-
-# Error texts that mean something only inside one check's own error (a bare "numpy" or "802" in a
-# paste is no cause): the check looks its hint up here (``hints_for``); triage and the smokes never
-# search for them. ``fix`` may name ``{v}``, the torch version, which the check fills in.
-HINTS: tuple[Signature, ...] = (
-    # --- torch.importable: the error `import torch` raised ----------------------------------
+    # --- within one check's own error (scope "check:<id>"; a bare "numpy" or "802" in a paste is
+    # no cause): the check looks its hint up with ``hints_for``; triage and the smokes search only
+    # the "paste" rows. ``fix`` may name ``{v}``, the torch version, which the check fills in.
+    # torch.importable: the error `import torch` raised
     Signature(
         id="hint.torch_cuda_libs_missing",
         pattern=r"lib(cudnn|cublas\w*|nccl|cusparse\w*|cufft|curand|cusolver|nvJitLink|cudart|nvrtc)[\w.]*: cannot open shared object",
         cause="torch's CUDA libraries (the nvidia-* pip packages) are missing",
         cause_id="nvidia_pip_libs_missing",
         check="torch.importable",
+        scope="check:torch.importable",
         fix="torch's CUDA libraries (the nvidia-* pip packages) are missing: pip install --force-reinstall torch=={v} "
         "(without --no-deps); on RHEL-like systems check that purelib and platlib are the same directory",
     ),
@@ -669,6 +668,7 @@ HINTS: tuple[Signature, ...] = (
         cause="a library on LD_LIBRARY_PATH or an extension built for another torch shadows torch's own",
         cause_id="library_shadowing",
         check="torch.importable",
+        scope="check:torch.importable",
         fix="a library on LD_LIBRARY_PATH or an extension built for another torch is shadowing torch's own: unset LD_LIBRARY_PATH and retry, "
         "or reinstall the package named in the error",
     ),
@@ -678,6 +678,7 @@ HINTS: tuple[Signature, ...] = (
         cause="a system library is missing or too old",
         cause_id="system_library_too_old",
         check="torch.importable",
+        scope="check:torch.importable",
         fix="a system library is missing or too old: apt-get install libgomp1 (or use a glibc >= 2.28 base image)",
     ),
     Signature(
@@ -686,16 +687,18 @@ HINTS: tuple[Signature, ...] = (
         cause="NumPy is incompatible with this torch",
         cause_id="numpy_incompatible",
         check="torch.importable",
+        scope="check:torch.importable",
         fix="NumPy is incompatible with this torch: pip install 'numpy<2' or upgrade torch",
         ignore_case=True,
     ),
-    # --- torch.cuda_available: the first line of CUDA's own warning --------------------------
+    # torch.cuda_available: the first line of CUDA's own warning
     Signature(
         id="hint.cuda_fabric_not_ready",
         pattern=r"802|system not yet initialized",
         cause="the NVSwitch fabric is not initialised",
         cause_id="fabric_manager_not_running",
         check="torch.cuda_available",
+        scope="check:torch.cuda_available",
         fix="start nvidia-fabricmanager (sudo systemctl enable --now nvidia-fabricmanager) and wait for the fabric",
     ),
     Signature(
@@ -704,6 +707,7 @@ HINTS: tuple[Signature, ...] = (
         cause="the CUDA forward-compatibility libraries are loaded on a GPU that does not support them",
         cause_id="cuda_compat_unsupported",
         check="torch.cuda_available",
+        scope="check:torch.cuda_available",
         fix="remove the CUDA compat directory from LD_LIBRARY_PATH (forward compatibility needs a data-center GPU)",
     ),
     Signature(
@@ -712,6 +716,7 @@ HINTS: tuple[Signature, ...] = (
         cause="the user-space driver does not match the kernel module",
         cause_id="driver_library_mismatch",
         check="torch.cuda_available",
+        scope="check:torch.cuda_available",
         fix="the user-space driver does not match the kernel module: reboot, or remove stray libcuda copies from LD_LIBRARY_PATH",
     ),
     Signature(
@@ -720,6 +725,7 @@ HINTS: tuple[Signature, ...] = (
         cause="the NVIDIA driver is too old for this torch's CUDA",
         cause_id="driver_too_old_for_torch_cuda",
         check="torch.cuda_available",
+        scope="check:torch.cuda_available",
         fix="upgrade the NVIDIA driver, or install a torch built for an older CUDA",
     ),
     Signature(
@@ -728,6 +734,7 @@ HINTS: tuple[Signature, ...] = (
         cause="CUDA_VISIBLE_DEVICES selects no usable GPU",
         cause_id="cuda_visible_devices",
         check="torch.cuda_available",
+        scope="check:torch.cuda_available",
         fix="fix or unset CUDA_VISIBLE_DEVICES",
     ),
     Signature(
@@ -736,11 +743,13 @@ HINTS: tuple[Signature, ...] = (
         cause="the GPU is in an exclusive compute mode and in use",
         cause_id="gpu_exclusive_busy",
         check="torch.cuda_available",
+        scope="check:torch.cuda_available",
         fix="the GPU is in an exclusive compute mode and in use: free it or sudo nvidia-smi -c DEFAULT",
     ),
 )
 
 
 def hints_for(check: str) -> list[Signature]:
-    """The hints of one check, in catalog order (:func:`envdoctor.best_signature` takes the first found)."""
-    return [s for s in HINTS if s.check == check]
+    """The rows searched only within ``check``'s own error (scope ``check:<id>``), in catalog
+    order (:func:`envdoctor.best_signature` takes the first found)."""
+    return [s for s in SIGNATURES if s.scope == f"check:{check}"]

@@ -57,6 +57,12 @@ def test_a_segfault_is_reported_with_the_signal_and_the_step(client):
     assert "while launching the vector-add kernel" in msg
 
 
+def test_a_dead_worker_is_explained_by_the_catalogs_probe_rows(client):
+    with pytest.raises(ProbeError) as exc:
+        client.call("faults:no_space", timeout=30, what="the compile smoke")
+    assert exc.value.diagnosis == "the compile smoke exited with status 3; No space left on device"
+
+
 def test_garbage_on_the_result_channel_is_a_readable_error(client):
     with pytest.raises(ProbeError) as exc:
         client.call("faults:garbage", timeout=30, what="the noisy smoke")

@@ -208,6 +208,33 @@ def test_a_broken_signature_catalog_is_an_error_row(tmp_path):
     assert not any(s.id == "bad" for s in reg.signatures)
 
 
+def test_a_plugin_row_with_a_bad_scope_is_an_error_row(tmp_path):
+    reg = _plugin_registry(
+        "from envdoctor import Signature\n"
+        "SIGNATURES = (\n"
+        "    Signature('my.typo', 'WidgetError', 'c', 'x', 'y.z', 'f', scope='pastes'),\n"
+        "    Signature('my.probe', 'WidgetError', 'c', 'x', 'y.z', 'f', scope='probe'),\n"
+        "    Signature('my.hint', 'Widget(Error)?', 'widget hint', 'x', 'y.z', 'f', scope='check:y.z'),\n"
+        ")\n",
+        tmp_path,
+    )
+    assert [p.id for p in reg.problems] == ["plugin.signatures.envdoctor_local_myplugin"]
+    assert "bad scope 'pastes'" in reg.problems[0].message and "'probe' is the engine's own" in reg.problems[0].message
+    ids = {s.id for s in reg.signatures}
+    assert "my.hint" in ids and not ids & {"my.typo", "my.probe"}
+    text = "WidgetError: gizmo\n"
+    assert all(c.signature != "my.hint" for c in triage(reg, read_paste(text), text).causes)
+
+
+def test_a_check_hint_or_a_probe_text_in_a_paste_is_no_cause():
+    # "numpy", "802", "too old" mean something inside torch's import error or CUDA's warning;
+    # "Permission denied" in a dead probe's output: in a paste none of them is a cause.
+    text = "$ pip install numpy\nError 802 in my own code\nmy laptop is too old\nPermission denied: /home/me/notes.txt\n"
+    t = triage(REG, read_paste(text), text)
+    assert not any(c.signature.startswith(("hint.", "probe.")) for c in t.causes), [c.signature for c in t.causes]
+    assert any(s.scope != "paste" and s.regex.search(text) for s in REG.signatures)  # the rows exist and would match
+
+
 def test_the_built_in_catalog_the_registry_loads_is_valid():
     # The registry compiles only a plugin's patterns at load; every built-in one must compile here.
     builtin = [s for s in REG.signatures if s.source == "built-in"]

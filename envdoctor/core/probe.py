@@ -38,7 +38,7 @@ from typing import Any
 from envdoctor.core import builtins, bytecode, locations
 from envdoctor.core._probe_child import BYTECODE_ENV, PRECOMPILE_ENV, remove_all
 from envdoctor.core.api import ProbeError, ProbeRaised
-from envdoctor.core.signatures import PROBE_SIGNATURES, best
+from envdoctor.core.signatures import PROBE, SIGNATURES, best
 from envdoctor.core.subproc import describe_signal, kill_group, kill_now, spawn_on_stable_thread
 
 # Both boots load the built-in checks from their files, as core.builtins does
@@ -62,9 +62,6 @@ _TARGET_BOOT = (
     "load('envdoctor_probe_child', {child!r}).main()"
 )
 OUTPUT_TAIL = 16 * 1024
-
-# Phrases in a dead probe's output that name the cause better than the signal does.
-
 
 # Probe bodies announce each step that can hang or crash ("envdoctor-stage: initialising CUDA on
 # GPU 0"); the last one says where a killed or dead worker was.
@@ -201,8 +198,9 @@ def _write_smi_shim(path: str, root: str) -> None:
 
 
 def explain_output(output: str) -> str:
-    """The most telling cause found in a probe's output, or ''."""
-    found = best(output, PROBE_SIGNATURES)
+    """The most telling cause found in a probe's output, or '': the engine's probe-scope rows of
+    the catalog (a worker dies before, and apart from, any registry)."""
+    found = best(output, SIGNATURES, PROBE)
     return found.cause.strip()[:300] if found else ""
 
 

@@ -27,10 +27,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from envdoctor.core import signatures as catalog
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
 from envdoctor.core.signals import watched as watched_signals
-from envdoctor.core.signatures import Signature
+from envdoctor.core.signatures import Signature, scope_problem
 from envdoctor.core.signatures import validate as validate_signatures
 
 GROUP = "envdoctor.checks"
@@ -103,12 +104,14 @@ class Registry:
             return
         taken = {s.id for s in self.signatures}
         # A plugin's patterns are compiled here, so a bad one is an error row from the start. The
-        # built-in catalog's are compiled on first use (tests/checks/test_signatures.py compiles
-        # them all): `list` and a healthy run need none of them.
-        patterns = source != "built-in"
-        problems = validate_signatures(sigs, taken=taken, patterns=patterns)
+        # engine's and the built-in catalog's are compiled on first use (tests/checks/test_signatures.py
+        # compiles them all): `list` and a healthy run need none of them.
+        engine = source == "engine"
+        patterns = source != "built-in" and not engine
+        problems = validate_signatures(sigs, taken=taken, patterns=patterns, engine=engine)
         for sig in sigs:
-            if isinstance(sig, Signature) and sig.id not in taken and not (patterns and _bad_pattern(sig)):
+            ok = isinstance(sig, Signature) and sig.id not in taken and not scope_problem(sig, engine)
+            if ok and not (patterns and _bad_pattern(sig)):
                 taken.add(sig.id)
                 self.signatures.append(replace(sig, source=source) if sig.source == "built-in" and source != "built-in" else sig)
         if problems:
@@ -116,7 +119,7 @@ class Registry:
                 f"plugin.signatures.{module.__name__.rsplit('.', 1)[-1]}",
                 f"error signatures of {module.__name__}",
                 f"{module.__name__} from {source}: " + "; ".join(problems[:5]),
-                "Fix the module's SIGNATURES: each entry an envdoctor.Signature with a unique id and a valid pattern.",
+                "Fix the module's SIGNATURES: each entry an envdoctor.Signature with a unique id, a valid pattern and scope.",
                 source,
             )
 
@@ -344,6 +347,7 @@ def discover(checks_paths: tuple[str, ...] = (), *, plugins: bool = True, eps: S
     child of its own (core.plugin_host), then the --checks-path modules (in this process: the
     user's own files, named on the command line)."""
     reg = Registry()
+    reg._add_signatures(catalog, "engine")  # the engine's own rows (the probe's) head the one catalog
     load_builtins(reg)
     found = third_party(reg, eps) if plugins and autoload() else []
     if found:  # `list` with no plugin installed loads nothing of the run

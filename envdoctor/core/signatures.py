@@ -1,9 +1,11 @@
 """Error signatures: known error texts mapped to a cause, the check that judges it, and the fix.
 
-One catalog serves the live run (a smoke whose body raised names its cause from it) and
-``envdoctor triage`` (a pasted traceback or error line). The catalog itself is data that the
-built-in checks ship (``envdoctor_checks.signatures``) and plugins may extend: the registry
-collects every module-level ``SIGNATURES`` tuple, as it collects checks.
+One catalog serves the live run (a smoke whose body raised names its cause from it),
+``envdoctor triage`` (a pasted traceback or error line), the checks that explain their own
+error (torch's import error) and the probe (what killed a worker). Each row's ``scope`` says
+where its text is searched. The catalog is data: the engine's own few rows (``SIGNATURES``
+here, the probe's), then the built-in checks' (``envdoctor_checks.signatures``) and the
+plugins': the registry collects every module-level ``SIGNATURES`` tuple, as it collects checks.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+
+PASTE, PROBE, CHECK_SCOPE = "paste", "probe", "check:"
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,10 @@ class Signature:
     fix: str
     ask: str = ""  # what to ask a reporter for when a paste shows only this error
     ignore_case: bool = False
+    # Where the text is searched: PASTE (a paste and a smoke's error), "check:<id>" (only within
+    # that check's own error: a bare "numpy" or "802" in a paste is no cause), PROBE (a dead
+    # probe worker's output: the engine's own rows).
+    scope: str = "paste"
     source: str = "built-in"
 
     @cached_property
@@ -172,9 +180,17 @@ def _line_of(text: str, start: int, end: int, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def find(text: str, signatures: Sequence[Signature]) -> list[Finding]:
+def scoped(signatures: Iterable[Signature], scope: str) -> list[Signature]:
+    """The rows searched in ``scope`` (PASTE, PROBE or ``"check:<id>"``), in catalog order."""
+    return [s for s in signatures if s.scope == scope]
+
+
+def find(text: str, signatures: Sequence[Signature], scope: str | None = None) -> list[Finding]:
     """Every signature found in ``text``, one finding per signature, in catalog order (the
-    catalog lists specific causes before generic ones, so the first finding is the best)."""
+    catalog lists specific causes before generic ones, so the first finding is the best);
+    with ``scope``, only the rows of that scope."""
+    if scope is not None:
+        signatures = scoped(signatures, scope)
     out: list[Finding] = []
     lower: str | None = None
     for sig in signatures:
@@ -192,14 +208,25 @@ def find(text: str, signatures: Sequence[Signature]) -> list[Finding]:
     return out
 
 
-def best(text: str, signatures: Sequence[Signature]) -> Finding | None:
-    found = find(text, signatures)
+def best(text: str, signatures: Sequence[Signature], scope: str | None = None) -> Finding | None:
+    found = find(text, signatures, scope)
     return found[0] if found else None
 
 
-def validate(signatures: Iterable[object], *, taken: Iterable[str] = (), patterns: bool = True) -> list[str]:
+def scope_problem(sig: Signature, engine: bool = False) -> str:
+    """What is wrong with a row's scope, or ''."""
+    scope = sig.scope
+    if scope == PASTE or (isinstance(scope, str) and scope.startswith(CHECK_SCOPE) and scope[len(CHECK_SCOPE) :].strip()):
+        return ""
+    if scope == PROBE:
+        return "" if engine else f"signature {sig.id!r}: scope 'probe' is the engine's own (the probe reads only its rows)"
+    return f"signature {sig.id!r}: bad scope {scope!r:.80} (use 'paste' or 'check:<check id>')"
+
+
+def validate(signatures: Iterable[object], *, taken: Iterable[str] = (), patterns: bool = True, engine: bool = False) -> list[str]:
     """Problems with a catalog (for the registry): not a Signature, a duplicate id (also of one in
-    ``taken``), a bad regex (compiled only with ``patterns``)."""
+    ``taken``), a bad scope (PROBE only for the ``engine``'s rows), a bad regex (compiled only
+    with ``patterns``)."""
     problems, seen = [], set(taken)
     for sig in signatures:
         if not isinstance(sig, Signature):
@@ -208,6 +235,9 @@ def validate(signatures: Iterable[object], *, taken: Iterable[str] = (), pattern
         if sig.id in seen:
             problems.append(f"duplicate signature id {sig.id!r}")
         seen.add(sig.id)
+        scope = scope_problem(sig, engine)
+        if scope:
+            problems.append(scope)
         if not patterns:
             continue
         try:
@@ -218,12 +248,12 @@ def validate(signatures: Iterable[object], *, taken: Iterable[str] = (), pattern
 
 
 def _probe(id: str, pattern: str, cause: str = "{0}") -> Signature:
-    return Signature(id=f"probe.{id}", pattern=pattern, cause=cause, cause_id=id, check="probe", fix="", source="engine")
+    return Signature(id=f"probe.{id}", pattern=pattern, cause=cause, cause_id=id, check="probe", fix="", scope=PROBE, source="engine")
 
 
-# What killed a probe worker, from its output (the engine's own few: it names no built-in check).
-# A cause of ``{0}`` quotes the error itself.
-PROBE_SIGNATURES: tuple[Signature, ...] = (
+# The engine's own rows, first in every registry's catalog: what killed a probe worker, from its
+# output (they name no built-in check). A cause of ``{0}`` quotes the error itself.
+SIGNATURES: tuple[Signature, ...] = (
     _probe("python_headers_missing", r"fatal error: Python\.h: No such file or directory", "Python.h is missing (install python3-dev)"),
     _probe("no_c_compiler", r"Failed to find C compiler", "no C compiler found (install gcc or set CC)"),
     _probe("no_cxx_compiler", r"InvalidCxxCompiler|No working C\+\+ compiler", "no working C++ compiler (install g++ or set CXX)"),

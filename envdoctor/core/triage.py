@@ -24,7 +24,7 @@ from envdoctor.core.facts import FactStore
 from envdoctor.core.registry import SPECIALS, Registry
 from envdoctor.core.report import CheckOutcome
 from envdoctor.core.runner import evaluate
-from envdoctor.core.signatures import Finding, Signature, find
+from envdoctor.core.signatures import PASTE, Finding, Signature, find, scoped
 
 MAX_SEARCH = 2 * 1024 * 1024  # the signature search reads the head and tail of a huge paste
 LIVE_ASK = "the output of `envdoctor check` run on the affected machine"
@@ -237,7 +237,7 @@ def rank_causes(
         row = by_id.get(f.signature.check)
         causes.append(_finding_cause(f, row, evidence, specs.get(f.signature.check)))
         used_checks.add(f.signature.check)
-    categories = _check_causes(reg.signatures)
+    categories = _check_causes(scoped(reg.signatures, PASTE))
     for r in rows:
         if r.id in used_checks or r.status not in (Status.FAIL, Status.WARN):
             continue
@@ -299,7 +299,7 @@ def _ask_key(ask: str) -> str:
 def triage(reg: Registry, paste: Any, text: str) -> Triage:
     """Judge ``paste`` (an ``envdoctor.sources.Paste`` read from ``text``)."""
     rows, unjudged, check_asks = judge(reg, paste.facts, paste.unavailable)
-    findings = _findings(_search_text(text), reg.signatures)
+    findings = _findings(_search_text(text), scoped(reg.signatures, PASTE))  # not a check's own hints, nor the probe's
     causes = rank_causes(findings, rows, reg, paste.evidence, paste.errors)
     asks = _asks(paste.missing, causes, check_asks, unjudged)
     seen = {k: v for k, v in paste.evidence.items()}

@@ -7,8 +7,12 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from envdoctor.core.signatures import PROBE_SIGNATURES, Signature, best, find, validate
-from envdoctor_checks.signatures import HINTS, SIGNATURES, hints_for
+from envdoctor.core import signatures as engine
+from envdoctor.core.signatures import Signature, best, find, scoped, validate
+from envdoctor_checks.signatures import SIGNATURES as CATALOG
+from envdoctor_checks.signatures import hints_for
+
+SIGNATURES = scoped(CATALOG, "paste")  # what triage and the smokes search
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "triage"
 
@@ -63,8 +67,29 @@ REAL = {
 
 
 def test_the_catalog_is_valid():
-    assert validate(SIGNATURES) == []
-    assert all(s.fix and s.cause and s.check and s.cause_id for s in SIGNATURES)
+    assert validate(CATALOG) == []
+    assert all(s.fix and s.cause and s.check and s.cause_id for s in CATALOG)
+
+
+def test_a_check_hint_is_searched_only_within_that_check():
+    # "numpy" or "802" alone mean something only inside torch's import error or CUDA's warning
+    assert best("ImportError: numpy.core.multiarray failed to import", hints_for("torch.importable")).signature.id == "hint.torch_numpy"
+    assert best("pip install numpy==1.26.4  # Error 802", CATALOG, scope="paste") is None
+    assert hints_for("torch.cuda_available") and hints_for("no.such_check") == []
+    assert not any(s.scope.startswith("check:") for s in SIGNATURES) and len(SIGNATURES) > 30
+
+
+def test_validate_names_a_bad_scope():
+    rows = (
+        Signature("a.paste", "x", "c", "x", "a.b", "f"),
+        Signature("a.check", "x", "c", "x", "a.b", "f", scope="check:a.b"),
+        Signature("a.empty", "x", "c", "x", "a.b", "f", scope="check:"),
+        Signature("a.typo", "x", "c", "x", "a.b", "f", scope="pastes"),
+        Signature("a.probe", "x", "c", "x", "a.b", "f", scope="probe"),
+    )
+    problems = validate(rows)
+    assert [p.split("'")[1] for p in problems] == ["a.empty", "a.typo", "a.probe"]
+    assert "the engine's own" in problems[2] and validate(rows[4:], engine=True) == []
 
 
 def test_validate_names_bad_entries():
@@ -127,17 +152,24 @@ def test_every_signature_names_a_check_that_exists():
     from envdoctor.core.registry import discover
 
     ids = {c.id for c in discover().checks}
-    assert sorted({s.check for s in SIGNATURES} - ids) == []
+    assert sorted({s.check for s in CATALOG} - ids) == []
 
 
-def test_the_check_hints_and_the_probe_causes_are_catalog_rows():
-    """torch's import/CUDA hints and a dead probe's causes are Signatures too: valid, ids unique
-    across the whole catalog, each naming a check that exists (the probe's name the probe)."""
+def test_the_check_hints_and_the_probe_causes_are_rows_of_the_one_catalog():
+    """torch's import/CUDA hints and a dead probe's causes are rows of the registry's one catalog,
+    told apart by scope: valid, ids unique across it, a check's rows scoped to a check that
+    exists, the probe's the engine's own."""
     from envdoctor.core.registry import discover
 
-    assert validate(HINTS + PROBE_SIGNATURES, taken=[s.id for s in SIGNATURES]) == []
-    ids = {c.id for c in discover().checks}
-    assert {s.check for s in HINTS} <= ids and {s.check for s in PROBE_SIGNATURES} == {"probe"}
+    reg = discover(plugins=False)
+    assert validate(reg.signatures, engine=True) == [] and reg.problems == []
+    ids = {c.id for c in reg.checks}
+    scopes = {s.scope for s in reg.signatures}
+    assert {"paste", "probe", "check:torch.importable", "check:torch.cuda_available"} <= scopes
+    assert {s.scope[len("check:") :] for s in reg.signatures if s.scope.startswith("check:")} <= ids
+    probe = scoped(reg.signatures, "probe")
+    assert probe == list(engine.SIGNATURES) and {s.check for s in probe} == {"probe"} and reg.signatures[: len(probe)] == probe
+    assert [s.id for s in hints_for("torch.importable")] == [s.id for s in reg.signatures if s.scope == "check:torch.importable"]
     assert (
         best("ImportError: libcudnn.so.9: cannot open shared object file", hints_for("torch.importable"))
         .fix.format(v="2.5.1")

@@ -183,6 +183,13 @@ def test_a_triton_compile_failure_names_the_toolchain_cause(output, cause, hint)
     assert hint in row.hint
 
 
+def test_a_smoke_diagnosis_searches_no_check_hint():
+    # "numpy" means a NumPy mismatch only inside torch's import error (torch.importable's hint)
+    raised = ProbeRaised("ValueError", "numpy array of the wrong shape", "Traceback ...", "")
+    cause, hint = smoke.diagnose(raised, "smoke.matmul")
+    assert cause == "ValueError: numpy array of the wrong shape" and "NumPy" not in hint
+
+
 def test_torch_that_cannot_import_skips_the_smoke_pointing_at_the_torch_check():
     tb = 'File "/venv/lib/python3.12/site-packages/torch/__init__.py", line 5, in <module>\nImportError: libcudnn.so.9: cannot open ...'
     raised = ProbeRaised("ImportError", "libcudnn.so.9: cannot open shared object file: No such file or directory", tb)

@@ -27,6 +27,12 @@ def segfault() -> None:
     ctypes.string_at(0)  # reads address 0: SIGSEGV, like a bad kernel launch in a C extension
 
 
+def no_space() -> None:
+    # A body that dies the way a full disk kills a compile: the error on stderr, then the exit.
+    print("OSError: [Errno 28] No space left on device: '/tmp/torchinductor'", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
 def garbage() -> None:
     # The worker answers on the file descriptor given as its argv[1]; corrupt that channel.
     os.write(int(sys.argv[1]), b"Segmentation fault? no: just noise from a C library\n")
