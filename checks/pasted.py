@@ -23,16 +23,8 @@ TABLE = "release table"
 def _get(pasted: dict, name: str):
     value = pasted.get(name)
     if value is None:
-        raise Unavailable(f"not in the paste (ask for {ASKS[name]})")
+        raise Unavailable("not in the paste")  # triage adds what to ask for: the live fact's ask=
     return copy.deepcopy(value)
-
-
-ASKS = {
-    "driver": "the output of `nvidia-smi`",
-    "gpus": "the output of `nvidia-smi`",
-    "visible_gpus": "the output of `nvidia-smi` and the value of CUDA_VISIBLE_DEVICES",
-    "torch_runtime": "the output of `python -m torch.utils.collect_env`",
-}
 
 
 @fact("driver", source="pasted")
@@ -76,7 +68,7 @@ def pasted_fabric_state(pasted) -> dict:
     gpus = pasted.get("gpus")
     if isinstance(gpus, list) and not compat.fabric_possible(_with_cc(copy.deepcopy(gpus))):
         return {}
-    raise Unavailable("not in the paste (ask for the output of `nvidia-smi -q` (its Fabric section))")
+    raise Unavailable("not in the paste")
 
 
 @fact("torch_runtime", source="pasted")

@@ -39,6 +39,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install the Triton that torch pins: "
         f'python -m pip install "$(python -c "{TRITON_PIN}")" — `pip check` names the pin too; or reinstall torch and Triton together',
         ask="the output of `pip list | grep -i -E 'torch|triton'` (or `envdoctor check`)",
+        ask_facts=("dists", "triton_pkg"),
     ),
     _S(
         id="triton.missing_module",
@@ -48,6 +49,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="triton.torch_pin",
         fix="Install the Triton version torch pins (pip check names it), e.g. pip install --force-reinstall torch==<your torch>",
         ask="the output of `pip list | grep -i -E 'torch|triton'`",
+        ask_facts=("dists", "triton_pkg"),
     ),
     _S(
         id="triton.pip_conflict",
@@ -66,6 +68,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install the Triton torch pins: pip install --force-reinstall torch==<your torch> (without --no-deps); "
         "on Windows use the triton-windows distribution",
         ask="the output of `pip list | grep -i -E 'torch|triton'` and the platform (OS, CPU architecture)",
+        ask_facts=("dists", "triton_pkg"),
     ),
     _S(
         id="triton.no_wheel",
@@ -112,6 +115,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Refresh the linker cache: sudo ldconfig (in containers run it once the NVIDIA runtime has injected libcuda.so.1), "
         "or export TRITON_LIBCUDA_PATH=<dir holding libcuda.so.1>",
         ask="the output of `ldconfig -p | grep libcuda` and whether this runs in a container",
+        ask_facts=("ldconfig", "container"),
     ),
     _S(
         id="triton.lcuda",
@@ -122,6 +126,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Create the link next to libcuda.so.1 and refresh the cache: sudo ln -s libcuda.so.1 <dir>/libcuda.so && sudo ldconfig; "
         "or export TRITON_LIBCUDA_PATH=<dir holding libcuda.so> (WSL: /usr/lib/wsl/lib)",
         ask="the output of `ldconfig -p | grep libcuda`",
+        ask_facts=("ldconfig",),
     ),
     _S(
         id="triton.cache_permission",
@@ -191,6 +196,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.nvidia_wheel_pins",
         fix="Remove the system CUDA/cuDNN directories from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH) so torch loads the libraries it ships",
         ask="`echo $LD_LIBRARY_PATH` and `pip list | grep nvidia`",
+        ask_facts=("dists",),
     ),
     _S(
         id="torch.system_cuda_lib_shadows",
@@ -211,6 +217,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.extension_abi",
         fix="Install the torchaudio release that pairs with this torch, from the same index: pip install --force-reinstall torch==<your torch> torchaudio",
         ask="`pip list | grep -E 'torch|torchaudio'`",
+        ask_facts=("dists",),
     ),
     _S(
         id="torch.nvidia_lib_symbol",
@@ -221,6 +228,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.nvidia_wheel_pins",
         fix="Unset LD_LIBRARY_PATH and retry; if it persists reinstall torch with its pinned CUDA libraries: pip install --force-reinstall torch==<your torch>",
         ask="`pip list | grep nvidia` and `echo $LD_LIBRARY_PATH`",
+        ask_facts=("dists",),
     ),
     _S(
         id="torch.torchvision_symbol",
@@ -230,6 +238,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.extension_abi",
         fix="Install the torchvision release that pairs with this torch: pip install --force-reinstall torch==<your torch> torchvision",
         ask="`pip list | grep -E 'torch|torchvision'`",
+        ask_facts=("dists",),
     ),
     _S(
         id="torch.extension_built_for_cpu_torch",
@@ -255,6 +264,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.extension_abi",
         fix="Reinstall the extension for this torch: a wheel built for it, or a rebuild: pip install --no-build-isolation --no-cache-dir --force-reinstall <package>",
         ask="`pip list` (torch and the extension's versions) and how the extension was installed (wheel, source build)",
+        ask_facts=("dists",),
     ),
     _S(
         id="torch.torchvision_nms",
@@ -283,6 +293,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.importable",
         fix="Reinstall torch with its dependencies (no --no-deps): pip install --force-reinstall torch==<your torch>; avoid torch 2.0.1/2.1.0 with poetry",
         ask="`pip list | grep -i -E 'torch|nvidia'` and how torch was installed",
+        ask_facts=("dists",),
     ),
     _S(
         id="wsl.libcuda",
@@ -293,6 +304,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Refresh the loader cache (sudo ldconfig; on WSL recreate libcuda.so.1 and libcuda.so as links to libcuda.so.1.1 in /usr/lib/wsl/lib), "
         "or export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH",
         ask="`ldconfig -p | grep libcuda` and `ls -l /usr/lib/wsl/lib/libcuda*`",
+        ask_facts=("ldconfig",),
     ),
     _S(
         id="system.libstdcxx",
@@ -312,6 +324,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="toolchain.nvcc",
         fix="Build with a toolkit of torch's CUDA major.minor (point CUDA_HOME at it), or install the torch build for CUDA {have}",
         ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+        ask_facts=("cuda_toolkit",),
     ),
     _S(
         id="build.cuda_home_missing",
@@ -321,6 +334,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="toolchain.nvcc",
         fix="Install a CUDA toolkit matching torch's CUDA and export CUDA_HOME=/usr/local/cuda-<X.Y>, or install a prebuilt wheel that needs no compilation",
         ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+        ask_facts=("cuda_toolkit",),
     ),
     _S(
         id="build.nvcc_arch",
@@ -330,6 +344,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="toolchain.nvcc",
         fix="Use a CUDA toolkit that supports {arch} (new GPUs need a newer toolkit; CUDA 12 dropped compute_35/37), or drop it from TORCH_CUDA_ARCH_LIST",
         ask="`nvcc --version` and the value of TORCH_CUDA_ARCH_LIST",
+        ask_facts=("cuda_toolkit",),
     ),
     _S(
         id="build.unknown_arch",
@@ -348,6 +363,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.importable",
         fix="pip install --force-reinstall torch==<your torch> without --no-deps; on RHEL-like systems check that purelib and platlib are the same directory",
         ask="`pip list | grep -i -E 'torch|nvidia'` and how torch was installed",
+        ask_facts=("dists",),
     ),
     _S(
         id="toolchain.libgomp",
@@ -373,6 +389,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.numpy_abi",
         fix="pip install 'numpy<2', or upgrade the package compiled against NumPy 1.x (and torch < 2.3) to a NumPy 2 build",
         ask="`pip list | grep -i -E 'numpy|torch'`",
+        ask_facts=("dists",),
     ),
     # --- driver and GPU --------------------------------------------------------------------
     _S(
@@ -386,6 +403,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "attn_implementation='sdpa' instead of FlashAttention 2 on Turing/Volta",
         ignore_case=True,
         ask="`nvidia-smi` (the GPU model)",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="torch.gpu_too_old",
@@ -396,6 +414,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.arch_support",
         fix="Use an older torch release that still supports this GPU, build torch from source for it, or use a newer GPU",
         ask="`nvidia-smi` and the torch version",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="torch.supported_archs",
@@ -405,6 +424,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.arch_support",
         fix="Install a torch build whose arch list includes the GPU (a newer CUDA build for new GPUs, an older torch for old GPUs)",
         ask="`nvidia-smi` (the GPU) and the torch version",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="rocm.no_code_object",
@@ -426,6 +446,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install the NVIDIA Container Toolkit, run sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker, "
         "and start the container with --gpus all",
         ask="`nvidia-smi` on the host and `docker info | grep -i runtime`",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="docker.nvml_unknown",
@@ -453,6 +474,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="system.shm",
         fix="Give the container more shared memory: docker run --shm-size=16g or --ipc=host (Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
         ask="`df -h /dev/shm` inside the container",
+        ask_facts=("shm",),
     ),
     _S(
         id="nccl.p2p",
@@ -492,6 +514,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.driver_supports_cuda",
         fix="Upgrade the NVIDIA driver, or install a torch built for the driver's CUDA (e.g. pip install torch --index-url https://download.pytorch.org/whl/cu118)",
         ask="`nvidia-smi` (the driver version and its CUDA) and `python -c 'import torch; print(torch.__version__, torch.version.cuda)'`",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="torch.driver_insufficient",
@@ -501,6 +524,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.driver_supports_cuda",
         fix="Upgrade the NVIDIA driver, or install a torch built for an older CUDA",
         ask="`nvidia-smi` and the torch version with its CUDA",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="torch.no_kernel_image",
@@ -511,6 +535,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install a torch build whose arch list includes the GPU (torch.cuda.get_arch_list()); for new GPUs use a build for the newest CUDA "
         "(e.g. --index-url https://download.pytorch.org/whl/cu128 or newer)",
         ask="`nvidia-smi` (the GPU) and `python -c 'import torch; print(torch.__version__, torch.cuda.get_arch_list())'`",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="torch.arch_not_compatible",
@@ -528,6 +553,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="torch.cpu_build_on_gpu_machine",
         fix="Install a CUDA build: pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports)",
         ask="`pip list | grep torch` and `nvidia-smi`",
+        ask_facts=("dists", "driver", "gpus"),
     ),
     _S(
         id="nvidia.no_driver",
@@ -537,6 +563,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="nvidia.driver",
         fix="Install the NVIDIA driver; in Docker start the container with --gpus all (NVIDIA Container Toolkit)",
         ask="`nvidia-smi` on the host and in the container",
+        ask_facts=("driver", "gpus"),
     ),
     _S(
         id="nvidia.driver_library_mismatch",
@@ -563,6 +590,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Check nvidia-fabricmanager (systemctl status nvidia-fabricmanager; its version must match the driver) and wait for "
         "Fabric State: Completed before starting CUDA work",
         ask="the output of `systemctl status nvidia-fabricmanager` and of `nvidia-smi -q | grep -A2 Fabric` on the affected node",
+        ask_facts=("fabric_state",),
     ),
     _S(
         id="nvidia.forward_compat",
@@ -604,6 +632,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="nvidia.cuda_visible_devices",
         fix="Check CUDA_VISIBLE_DEVICES (set in the shell, a launch script or os.environ in the code): it must list existing GPU indices, e.g. 0",
         ask="`echo $CUDA_VISIBLE_DEVICES`, `nvidia-smi -L` and where the script sets CUDA_VISIBLE_DEVICES",
+        ask_facts=("gpus", "visible_gpus"),
     ),
     _S(
         id="nccl.system_error",
@@ -613,6 +642,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="system.shm",
         fix="Run with NCCL_DEBUG=INFO to see the failing call; in Docker give more /dev/shm (--shm-size=16g or --ipc=host)",
         ask="the output with NCCL_DEBUG=INFO and `df -h /dev/shm`",
+        ask_facts=("shm",),
     ),
     # --- generic, last ---------------------------------------------------------------------
     _S(
@@ -647,6 +677,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="smoke.matmul",
         fix="Check the GPU and driver: nvidia-smi; look for Xid errors in dmesg; see the nvidia.* and torch.* checks",
         ask="`nvidia-smi`, `dmesg | grep -i xid` and the full error",
+        ask_facts=("driver", "gpus"),
     ),
     # --- within one check's own error (scope "check:<id>"; a bare "numpy" or "802" in a paste is
     # no cause): the check looks its hint up with ``hints_for``; triage and the smokes search only

@@ -215,13 +215,15 @@ def test_a_plugin_row_with_a_bad_scope_is_an_error_row(tmp_path):
         "    Signature('my.typo', 'WidgetError', 'c', 'x', 'y.z', 'f', scope='pastes'),\n"
         "    Signature('my.probe', 'WidgetError', 'c', 'x', 'y.z', 'f', scope='probe'),\n"
         "    Signature('my.hint', 'Widget(Error)?', 'widget hint', 'x', 'y.z', 'f', scope='check:y.z'),\n"
+        "    Signature('my.asks', 'WidgetError', 'c', 'x', 'y.z', 'f', ask_facts='driver'),\n"
         ")\n",
         tmp_path,
     )
     assert [p.id for p in reg.problems] == ["plugin.signatures.envdoctor_local_myplugin"]
     assert "bad scope 'pastes'" in reg.problems[0].message and "'probe' is the engine's own" in reg.problems[0].message
     ids = {s.id for s in reg.signatures}
-    assert "my.hint" in ids and not ids & {"my.typo", "my.probe"}
+    assert "ask_facts must be a tuple of fact names" in reg.problems[0].message
+    assert "my.hint" in ids and not ids & {"my.typo", "my.probe", "my.asks"}
     text = "WidgetError: gizmo\n"
     assert all(c.signature != "my.hint" for c in triage(reg, read_paste(text), text).causes)
 
@@ -233,6 +235,28 @@ def test_a_check_hint_or_a_probe_text_in_a_paste_is_no_cause():
     t = triage(REG, read_paste(text), text)
     assert not any(c.signature.startswith(("hint.", "probe.")) for c in t.causes), [c.signature for c in t.causes]
     assert any(s.scope != "paste" and s.regex.search(text) for s in REG.signatures)  # the rows exist and would match
+
+
+def test_asks_merge_by_the_facts_their_answers_show_not_by_wording():
+    from envdoctor.core.triage import Ask, _merged
+
+    asks = [
+        Ask("`nvidia-smi -L`", ("gpus",)),
+        Ask("the output of `nvidia-smi`", ("driver", "gpus")),
+        Ask("the output of `nvidia-smi`", ("gpus",)),
+    ]
+    assert _merged([*asks, Ask("x"), Ask("x"), Ask("")]) == ["`nvidia-smi -L`", "the output of `nvidia-smi`", "x"]
+    assert _merged([Ask("`pip list | grep torch` and `nvidia-smi`", ("dists", "driver", "gpus")), *asks[1:]]) == [
+        "`pip list | grep torch` and `nvidia-smi`"
+    ]
+    # the readers name the facts a paste lacks; the asks are those facts' own ask= words
+    text = (PASTES / "collect_env_cpu.txt").read_text()
+    t = triage(REG, read_paste(text), text)
+    assert REG.facts["driver"].ask in t.asks and not any("nvidia-smi output" in a for a in t.asks)
+    # a signature whose ask shows the driver and GPUs: no second ask for nvidia-smi
+    text = (CORPUS / "006-cpu-torch-windows-smi-header.txt").read_text()
+    t = triage(REG, read_paste(text), text)
+    assert t.asks[0] == "`pip list | grep torch` and `nvidia-smi`" and REG.facts["driver"].ask not in t.asks
 
 
 def test_the_built_in_catalog_the_registry_loads_is_valid():

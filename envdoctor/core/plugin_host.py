@@ -215,7 +215,9 @@ def add_described(reg: Registry, dist: str, desc: Mapping[str, Any], builtin_fac
         seen[spec.id] = spec
         reg.checks.append(spec)
     taken = {s.id for s in reg.signatures}
-    reg.signatures += [Signature(**s) for s in desc.get("signatures", ()) if s["id"] not in taken]
+    reg.signatures += [
+        Signature(**{**s, "ask_facts": tuple(s.get("ask_facts", ()))}) for s in desc.get("signatures", ()) if s["id"] not in taken
+    ]
 
 
 def load_contained(reg: Registry, eps: Sequence[md.EntryPoint]) -> None:

@@ -31,7 +31,7 @@ from envdoctor.core import signatures as catalog
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
 from envdoctor.core.signals import watched as watched_signals
-from envdoctor.core.signatures import Signature, scope_problem
+from envdoctor.core.signatures import Signature, row_problem
 from envdoctor.core.signatures import validate as validate_signatures
 
 GROUP = "envdoctor.checks"
@@ -110,7 +110,7 @@ class Registry:
         patterns = source != "built-in" and not engine
         problems = validate_signatures(sigs, taken=taken, patterns=patterns, engine=engine)
         for sig in sigs:
-            ok = isinstance(sig, Signature) and sig.id not in taken and not scope_problem(sig, engine)
+            ok = isinstance(sig, Signature) and sig.id not in taken and not row_problem(sig, engine)
             if ok and not (patterns and _bad_pattern(sig)):
                 taken.add(sig.id)
                 self.signatures.append(replace(sig, source=source) if sig.source == "built-in" and source != "built-in" else sig)

@@ -35,6 +35,9 @@ class Signature:
     # that check's own error: a bare "numpy" or "802" in a paste is no cause), PROBE (a dead
     # probe worker's output: the engine's own rows).
     scope: str = "paste"
+    # The facts the answer to ``ask`` shows (by name): a fact's own ask for one of them goes
+    # unsaid (`pip list | grep torch` covers "dists", `nvidia-smi` "driver" and "gpus").
+    ask_facts: tuple[str, ...] = ()
     source: str = "built-in"
 
     @cached_property
@@ -213,8 +216,10 @@ def best(text: str, signatures: Sequence[Signature], scope: str | None = None) -
     return found[0] if found else None
 
 
-def scope_problem(sig: Signature, engine: bool = False) -> str:
-    """What is wrong with a row's scope, or ''."""
+def row_problem(sig: Signature, engine: bool = False) -> str:
+    """What is wrong with a row's scope or ask_facts, or ''."""
+    if not isinstance(sig.ask_facts, tuple) or not all(isinstance(f, str) for f in sig.ask_facts):
+        return f"signature {sig.id!r}: ask_facts must be a tuple of fact names"
     scope = sig.scope
     if scope == PASTE or (isinstance(scope, str) and scope.startswith(CHECK_SCOPE) and scope[len(CHECK_SCOPE) :].strip()):
         return ""
@@ -225,7 +230,7 @@ def scope_problem(sig: Signature, engine: bool = False) -> str:
 
 def validate(signatures: Iterable[object], *, taken: Iterable[str] = (), patterns: bool = True, engine: bool = False) -> list[str]:
     """Problems with a catalog (for the registry): not a Signature, a duplicate id (also of one in
-    ``taken``), a bad scope (PROBE only for the ``engine``'s rows), a bad regex (compiled only
+    ``taken``), a bad scope (PROBE only for the ``engine``'s rows) or ask_facts, a bad regex (compiled only
     with ``patterns``)."""
     problems, seen = [], set(taken)
     for sig in signatures:
@@ -235,9 +240,9 @@ def validate(signatures: Iterable[object], *, taken: Iterable[str] = (), pattern
         if sig.id in seen:
             problems.append(f"duplicate signature id {sig.id!r}")
         seen.add(sig.id)
-        scope = scope_problem(sig, engine)
-        if scope:
-            problems.append(scope)
+        problem = row_problem(sig, engine)
+        if problem:
+            problems.append(problem)
         if not patterns:
             continue
         try:

@@ -6,6 +6,8 @@ judge pasted facts (``@check(..., sources=("live", "pasted"))``); every other ch
 them (``envdoctor.sources.read_paste``), through the ``source="pasted"`` adapters the checks
 ship (they fill what a paste leaves out from offline tables); a fact the paste lacks is
 unavailable with its ``ask`` text; ``probe``, ``env`` and ``options`` do not exist for a paste.
+What to ask the reporter for comes from those ``ask`` texts: the readers and the checks name
+the facts a paste lacks, and asks merge by fact, never by their wording.
 
 Causes are ranked: a signature found in the error text *and* a failing check that judges the
 same cause come first, then a signature with a warning check, a signature alone, a failing
@@ -14,12 +16,13 @@ check alone, a warning alone. The first cause is the answer; the rest are listed
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from envdoctor.core.api import CheckSpec, Fix, Status, Unavailable
+from envdoctor.core.api import CheckSpec, FactSpec, Fix, Status, Unavailable
 from envdoctor.core.facts import FactStore
 from envdoctor.core.registry import SPECIALS, Registry
 from envdoctor.core.report import CheckOutcome
@@ -34,8 +37,18 @@ NO_LIVE = {
     "options": "a paste has no run options",
 }
 
+NOT_IN_PASTE = "not in the paste"  # what a pasted adapter raises when the paste lacks its fact
+
 # rank of a cause: higher first
 CORROBORATED, SIGNATURE_WARN, SIGNATURE, SIGNATURE_CONTRADICTED, CHECK_FAIL, CHECK_WARN = 60, 50, 40, 30, 20, 10
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One thing to ask a reporter for: ``text``, and the facts its answer shows (by name)."""
+
+    text: str
+    facts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,26 +120,46 @@ def _store(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, st
         elif name in unavailable:
             given[name] = Unavailable(f"the pasted report says: {unavailable[name]}")
         else:
-            given[name] = Unavailable(f"not in the paste ({_ask_of(spec.ask)})")
+            given[name] = Unavailable(f"{NOT_IN_PASTE} ({_ask_of(spec.ask)})")
     for name, value in facts.items():  # a pasted fact no plugin provides still reaches the checks
         if name not in given and name not in reg.pasted_facts:
             given[name] = value
-    return FactStore(reg.pasted_facts, given)
+    adapters = {name: replace(spec, func=_asking(spec.func, reg.facts.get(name))) for name, spec in reg.pasted_facts.items()}
+    return FactStore(adapters, given)
+
+
+def _asking(func: Callable[..., Any], live: FactSpec | None) -> Callable[..., Any]:
+    """An adapter whose "not in the paste" names what to ask for: its live fact's ``ask``."""
+
+    @functools.wraps(func)
+    def adapted(**kwargs: Any) -> Any:
+        try:
+            return func(**kwargs)
+        except Unavailable as e:
+            if e.reason != NOT_IN_PASTE:
+                raise
+            raise Unavailable(f"{NOT_IN_PASTE} ({_ask_of(live.ask if live else '')})") from None
+
+    return adapted
 
 
 def _ask_of(ask: str) -> str:
     return f"ask for {ask}" if ask else "a live run shows it"
 
 
-def _missing_asks(spec: CheckSpec, reg: Registry, store: FactStore) -> list[str]:
-    asks = []
-    for p in spec.params:
-        if p.optional or p.name in SPECIALS:
-            continue
-        if not store.outcome(p.name).available:
-            f = reg.facts.get(p.name) or reg.pasted_facts.get(p.name)
-            asks.append(f.ask if f and f.ask else LIVE_ASK)
-    return asks
+def _fact_ask(reg: Registry, name: str) -> Ask:
+    """What to ask for to get fact ``name``: its ``ask=`` text (the one source), else a live run.
+    The answer shows every fact that asks for the same (`nvidia-smi`: the driver and the GPUs)."""
+    f = reg.facts.get(name) or reg.pasted_facts.get(name)
+    if not (f and f.ask):
+        return Ask(LIVE_ASK, (name,))
+    return Ask(f.ask, (name, *(n for n, g in reg.facts.items() if g.ask == f.ask and n != name)))
+
+
+def _missing_asks(spec: CheckSpec, reg: Registry, store: FactStore) -> list[Ask]:
+    return [
+        _fact_ask(reg, p.name) for p in spec.params if not p.optional and p.name not in SPECIALS and not store.outcome(p.name).available
+    ]
 
 
 def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str] | None = None) -> tuple[list, list, list]:
@@ -137,7 +170,7 @@ def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str
         if "pasted" not in spec.sources:
             missing = _missing_asks(spec, reg, store)
             live = any(p.name in ("probe", "env") and not p.optional for p in spec.params)
-            ask = missing[0] if missing and not live else LIVE_ASK
+            ask = missing[0].text if missing and not live else LIVE_ASK
             unjudged.append(Unjudged(spec.id, spec.title, ask, "needs the live machine"))
             continue
         row = evaluate(spec, store)
@@ -269,31 +302,31 @@ def rank_causes(
     return causes
 
 
-def _asks(missing: Sequence[str], causes: Sequence[Cause], check_asks: Sequence[str], unjudged: Sequence[Unjudged]) -> list[str]:
-    """Most useful first: what the top cause needs, what the readers saw missing, what the
-    skipped checks need, then the live run for everything a paste cannot show."""
-    out = [causes[0].ask] if causes and causes[0].ask else []
-    out += list(missing) + list(check_asks)
+def _merged(asks: Iterable[Ask]) -> list[str]:
+    """Each ask once, in order: one already said, or whose facts an earlier answer shows, goes."""
+    said: dict[str, None] = {}
+    shown: set[str] = set()
+    for a in asks:
+        if a.text and a.text not in said and not (a.facts and shown.issuperset(a.facts)):
+            said[a.text] = None
+        shown.update(a.facts)
+    return list(said)
+
+
+def _asks(reg: Registry, paste: Any, causes: Sequence[Cause], check_asks: Sequence[Ask], unjudged: Sequence[Unjudged]) -> list[str]:
+    """Most useful first: what the top cause needs, what the readers saw missing (a fact, in its
+    ``ask`` words, or the readers' own: a cut collect_env), what the skipped checks need, then the
+    live run for everything a paste cannot show."""
+    out: list[Ask] = []
+    if causes and causes[0].ask:
+        sig = next((s for s in reg.signatures if s.id == causes[0].signature), None)
+        out.append(Ask(causes[0].ask, sig.ask_facts if sig else ()))
+    for want in paste.missing:
+        out += [Ask(want.text, want.facts)] if want.text else [_fact_ask(reg, name) for name in want.facts]
+    out += check_asks
     if unjudged:  # each one's own ask is in the JSON answer; one line covers them here
-        out.append(LIVE_ASK)
-    seen: set[str] = set()
-    keep = []
-    for a in out:
-        key = _ask_key(a)
-        if a and key not in seen:
-            seen.add(key)
-            keep.append(a)
-    return keep
-
-
-_TOOLS = re.compile(r"nvidia-smi -q|nvidia-smi|collect_env|pip list|conda list|nvcc|ldconfig|envdoctor check|/dev/shm")
-
-
-def _ask_key(ask: str) -> str:
-    """Two asks for the same tool's output are one ask ("nvidia-smi output (driver and GPUs)"
-    from the readers, "the output of `nvidia-smi`" from a fact)."""
-    m = _TOOLS.search(ask)
-    return m.group(0) if m else ask
+        out.append(Ask(LIVE_ASK))
+    return _merged(out)
 
 
 def triage(reg: Registry, paste: Any, text: str) -> Triage:
@@ -301,6 +334,6 @@ def triage(reg: Registry, paste: Any, text: str) -> Triage:
     rows, unjudged, check_asks = judge(reg, paste.facts, paste.unavailable)
     findings = _findings(_search_text(text), scoped(reg.signatures, PASTE))  # not a check's own hints, nor the probe's
     causes = rank_causes(findings, rows, reg, paste.evidence, paste.errors)
-    asks = _asks(paste.missing, causes, check_asks, unjudged)
+    asks = _asks(reg, paste, causes, check_asks, unjudged)
     seen = {k: v for k, v in paste.evidence.items()}
     return Triage(paste.kinds, causes, rows, unjudged, asks, paste.notes, seen, list(reg.problems))

@@ -24,6 +24,20 @@ RANK_PIP3 = 5  # collect_env's [pip3] lines
 RANK_CONDA = 6
 RANK_ERROR = 7  # derived from an error message or a path in a traceback
 
+# The facts a collect_env shows (their ``ask=`` is its output): what a cut or edited one lacks.
+COLLECT_ENV_FACTS = ("torch_build", "torch_runtime", "python_info", "os_release")
+
+
+@dataclass(frozen=True)
+class Want:
+    """What a paste lacks: ``facts`` a reporter could add (triage asks for them in each fact's
+    own ``ask=`` words), or ``text``, the reader's own words where the paste itself says more (a
+    collect_env cut after a named line, a traceback without its exception), covering ``facts``."""
+
+    facts: tuple[str, ...] = ()
+    text: str = ""
+
+
 LOCAL_CUDA = re.compile(r"^cu(\d{2,3})$")
 LOCAL_ROCM = re.compile(r"^rocm(\d+(?:\.\d+)*)$")
 
@@ -84,7 +98,7 @@ class Acc:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    missing: list[Want] = field(default_factory=list)
     whole: dict[str, Any] = field(default_factory=dict)  # facts taken as they are (envdoctor's report)
     unavailable: dict[str, str] = field(default_factory=dict)
     consumed: set[int] = field(default_factory=set)  # line numbers a reader has claimed
@@ -97,9 +111,11 @@ class Acc:
         if text not in self.notes:
             self.notes.append(text)
 
-    def want(self, text: str) -> None:
-        if text not in self.missing:
-            self.missing.append(text)
+    def want(self, *facts: str, text: str = "") -> None:
+        """The paste lacks ``facts`` (or what ``text`` says, covering ``facts``)."""
+        wanted = Want(facts, text)
+        if wanted not in self.missing:
+            self.missing.append(wanted)
 
     def put(self, fact: str, name: str, value: Any, line: str, rank: int) -> None:
         if value is None:

@@ -44,7 +44,7 @@ def torch_build(acc: Acc) -> dict | None:
         cuda = _cuda_from_runtime_wheel(acc)
         kind = "cuda" if cuda else None
     if kind is None:
-        acc.want("which torch build this is (CUDA, CPU or ROCm): the output of python -m torch.utils.collect_env")
+        acc.want("torch_build")  # which build this is (CUDA, CPU or ROCm)
         return None
     return {
         "version": version,

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 
 from envdoctor.core.redact import REDACTED, is_secret_key
+from envdoctor.sources._acc import COLLECT_ENV_FACTS, RANK_PIP3, Acc
 from envdoctor.sources._acc import RANK_COLLECT_ENV as R
-from envdoctor.sources._acc import RANK_PIP3, Acc
 from envdoctor.sources._text import key_value, known
 from envdoctor.sources.listings import add_torch_from_version
 
@@ -256,12 +256,14 @@ def _completeness(seen: set[str], lines: list[str], acc: Acc) -> None:
     libs = next((k for k in LIBS_KEYS if k in seen), None)
     has_list = any(ln.lstrip().startswith(("[pip", "[conda]")) for ln in lines)
     if libs and not has_list:
-        acc.want("the full collect_env output (it looks truncated after 'Versions of relevant libraries')")
+        acc.want(*COLLECT_ENV_FACTS, text="the full collect_env output (it looks truncated after 'Versions of relevant libraries')")
         acc.note("truncated")
     elif "pytorch version" in seen and not libs and not has_list:
         last = max((k for k in seen if k in KEYS), key=lambda k: list(KEYS).index(k))
-        acc.want(f"the full collect_env output (it stops around '{last}', before 'Versions of relevant libraries')")
+        acc.want(
+            *COLLECT_ENV_FACTS, text=f"the full collect_env output (it stops around '{last}', before 'Versions of relevant libraries')"
+        )
         acc.note("truncated")
     for key, what in (("is cuda available", "'Is CUDA available'"), ("nvidia driver version", "'Nvidia driver version'")):
         if key not in seen and "pytorch version" in seen:
-            acc.want(f"the collect_env line {what} (not in the paste)")
+            acc.want(*COLLECT_ENV_FACTS, text=f"the collect_env line {what} (not in the paste)")

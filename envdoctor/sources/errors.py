@@ -74,7 +74,7 @@ def read_tracebacks(lines: list[str], acc: Acc) -> None:
         acc.kind("traceback")
         if not complete:
             acc.note("a traceback is cut off before its exception line")
-            acc.want("the whole traceback, down to its last line (the exception)")
+            acc.want(text="the whole traceback, down to its last line (the exception)")
         i = max(end, i + 1)
 
 

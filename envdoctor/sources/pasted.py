@@ -12,7 +12,7 @@ from typing import Any
 
 from envdoctor.core.untrusted import LIMITS
 from envdoctor.sources import _assemble as build
-from envdoctor.sources._acc import Acc
+from envdoctor.sources._acc import COLLECT_ENV_FACTS, Acc, Want
 from envdoctor.sources._text import raw_lines, split_lines
 from envdoctor.sources.collect_env import read_collect_env
 from envdoctor.sources.errors import read_errors
@@ -30,7 +30,7 @@ class Paste:
     facts: dict[str, Any] = field(default_factory=dict)
     kinds: tuple[str, ...] = ()
     evidence: dict[str, str] = field(default_factory=dict)
-    missing: tuple[str, ...] = ()
+    missing: tuple[Want, ...] = ()  # what the paste lacks: facts, by name, or the readers' own words
     notes: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     unavailable: dict[str, str] = field(default_factory=dict)  # from a pasted envdoctor report
@@ -114,13 +114,13 @@ def _mark(name: str, value: Any) -> Any:
 
 def _missing(acc: Acc, facts: dict[str, Any]) -> None:
     if "driver" not in facts:
-        acc.want("nvidia-smi output (driver and GPUs)")
+        acc.want("driver", "gpus")
     elif "gpus" not in facts:
-        acc.want("nvidia-smi output (the GPU list)")
+        acc.want("gpus")
     if "torch_build" not in facts and "dists" not in facts:
-        acc.want("python -m torch.utils.collect_env output (torch, CUDA, Python, OS)")
+        acc.want(*COLLECT_ENV_FACTS)
     if not acc.errors and not acc.kinds:
-        acc.want("the error message or traceback, and python -m torch.utils.collect_env output")
+        acc.want(*COLLECT_ENV_FACTS, text="the error message or traceback, and python -m torch.utils.collect_env output")
 
 
 # the accumulator's short names -> the fact names checks know

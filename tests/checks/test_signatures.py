@@ -169,6 +169,7 @@ def test_the_check_hints_and_the_probe_causes_are_rows_of_the_one_catalog():
     assert {s.scope[len("check:") :] for s in reg.signatures if s.scope.startswith("check:")} <= ids
     probe = scoped(reg.signatures, "probe")
     assert probe == list(engine.SIGNATURES) and {s.check for s in probe} == {"probe"} and reg.signatures[: len(probe)] == probe
+    assert {f for s in reg.signatures for f in s.ask_facts} <= set(reg.facts)  # what an ask shows: facts that exist
     assert [s.id for s in hints_for("torch.importable")] == [s.id for s in reg.signatures if s.scope == "check:torch.importable"]
     assert (
         best("ImportError: libcudnn.so.9: cannot open shared object file", hints_for("torch.importable"))
