@@ -237,6 +237,32 @@ def test_a_check_hint_or_a_probe_text_in_a_paste_is_no_cause():
     assert any(s.scope != "paste" and s.regex.search(text) for s in REG.signatures)  # the rows exist and would match
 
 
+@pytest.mark.slow
+def test_an_installed_plugins_rows_keep_their_scope_and_ask_facts(tmp_path, monkeypatch):
+    # an installed plugin is described by a child of its own (core.plugin_host): its rows cross as JSON
+    from tests.conftest import _plugin_eps, make_plugin
+
+    source = (
+        "from envdoctor import Signature\n"
+        "SIGNATURES = (\n"
+        "    Signature('gizmo.broke', r'GizmoError: \\w+', 'gizmo broke', 'gizmo_broken', 'torch.importable', 'reinstall gizmo',\n"
+        "              ask='`nvidia-smi` and `pip list`', ask_facts=('driver', 'gpus')),\n"
+        "    Signature('gizmo.hint', r'gizmo', 'gizmo hint', 'gizmo_hint', 'torch.importable', 'f', scope='check:torch.importable'),\n"
+        ")\n"
+    )
+    site = make_plugin(tmp_path / "site", "envdoctor-gizmo", "envdoctor_gizmo", source)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    reg = discover(eps=_plugin_eps(site))
+    rows = {s.id: s for s in reg.signatures}
+    assert (
+        reg.problems == [] and rows["gizmo.broke"].ask_facts == ("driver", "gpus") and rows["gizmo.hint"].scope == "check:torch.importable"
+    )
+    text = "GizmoError: boom\n"
+    t = triage(reg, read_paste(text), text)
+    assert t.causes[0].signature == "gizmo.broke" and t.asks[0] == "`nvidia-smi` and `pip list`"
+    assert REG.facts["driver"].ask not in t.asks  # its answer shows the driver and the GPUs
+
+
 def test_asks_merge_by_the_facts_their_answers_show_not_by_wording():
     from envdoctor.core.triage import Ask, _merged
 
