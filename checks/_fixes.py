@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from envdoctor import Fix
+import os
+
+from envdoctor import Fix, env_fix
 
 # Distribution ids (os_release["id"], from the distro package) by package manager.
 APT = frozenset({"debian", "ubuntu", "linuxmint", "pop", "raspbian", "kali"})
 DNF = frozenset({"fedora", "rhel", "centos", "rocky", "almalinux", "amzn", "ol"})
+
+
+def directory_fix(env_var: str, suggest: str) -> list[Fix]:
+    """A hint's ``export VAR=/tmp/name-$(id -u)`` as a fix, for this UID."""
+    return [env_fix(env_var, suggest.replace("$(id -u)", str(os.getuid())))]
 
 
 def system_package(os_release, *, apt: str, dnf: str) -> list[Fix]:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Item, Status, check, fail, ok, skip, worst
+from envdoctor import Item, Status, check, fail, ok, pip_fix, skip, worst
 from envdoctor_checks._lazy import lazy
 
 release_data = lazy("envdoctor_checks._release_data")
 
+PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 COMPANIONS = (("torchvision", "torchvision_for"), ("torchaudio", "torchaudio_for"))  # each with its function in _release_data
 
 
@@ -26,7 +27,7 @@ def _release(version: str) -> str:
 
 
 @check("torch.companions", tags=("build",), sources=("live", "pasted"))
-def companions(dists):
+def companions(dists, python_info=None):
     """torchvision and torchaudio are the releases built for the installed torch"""
     torch = dists.get("torch")
     if not torch:
@@ -53,10 +54,18 @@ def companions(dists):
             '("operator torchvision::nms does not exist", undefined symbols at import)',
             f"pip install {wants}   # the releases built for torch {torch['version']} (same CUDA index as torch)",
             items=items,
+            fixes=[pip_fix(python_info, "install", "--no-deps", *_index(torch["version"]), *wants.split())],
         )
     if worst(items) is Status.PASS:
         return ok("; ".join(f"{i.name} {i.message}" for i in items), items=items)
     return skip("; ".join(f"{i.name} {i.message}" for i in items), details={"items": [i.name for i in items]})
+
+
+def _index(torch_version: str) -> tuple[str, ...]:
+    """The index of torch's own build: a local tag (+cu124, +cpu, +rocm6.2) names PyTorch's
+    index for it; a plain version came from PyPI, the default."""
+    local = str(torch_version).partition("+")[2]
+    return ("--index-url", PYTORCH_INDEX + local) if local.replace(".", "").isalnum() and local else ()
 
 
 def _py(version: str | None) -> tuple[int, ...] | None:

@@ -11,7 +11,7 @@ import os
 import re
 
 from envdoctor import Status, check, compile_locations, env_fix, fact, fail, ok, skip, user_name, warn
-from envdoctor_checks._fixes import system_package
+from envdoctor_checks._fixes import directory_fix, system_package
 from envdoctor_checks.triton import DirProbe, judge_cache_dir, probe_dir, torch_triton_requirement
 
 # torch release -> first Python its Dynamo refuses (catalog C5); used only when torch's own
@@ -176,6 +176,9 @@ def tolerates_missing_user(torch_dir: str) -> bool:
     return False
 
 
+INDUCTOR_SUGGESTION = "/tmp/torchinductor-$(id -u)"
+
+
 @fact("inductor_cache", ask="the value of TORCHINDUCTOR_CACHE_DIR, HOME and the user name (`id`)")
 def inductor_cache(env, torch_build) -> dict:
     """Inductor's cache dir resolved as cache_dir_utils does, and whether getpass.getuser() works."""
@@ -204,6 +207,7 @@ def inductor_cache_check(inductor_cache, mounts=None):
             f"getpass.getuser() fails ({c['user_source']}): Inductor's default_cache_dir() raises "
             f"\"KeyError: 'getpwuid(): uid not found: {os.getuid()}'\" (typical for docker --user / OpenShift)",
             "export TORCHINDUCTOR_CACHE_DIR=/tmp/torchinductor-$(id -u) USER=$(id -u)   # or add a passwd entry",
+            fixes=[*directory_fix("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor-$(id -u)"), env_fix("USER", str(os.getuid()))],
         )
     probe = DirProbe(**c["probe"])
     status, message, hint = judge_cache_dir(
@@ -211,10 +215,11 @@ def inductor_cache_check(inductor_cache, mounts=None):
         probe,
         mounts,
         env_var="TORCHINDUCTOR_CACHE_DIR",
-        suggest="/tmp/torchinductor-$(id -u)",
+        suggest=INDUCTOR_SUGGESTION,
         needs_exec=True,
     )
     if status is Status.PASS:
         note = f"; getpass.getuser() fails ({c['user_source']}) but this torch falls back to uid_<n>" if c["user"] is None else ""
         return ok(message + note, details={"path": probe.path})
-    return (fail if status is Status.FAIL else warn)(message, hint, details={"path": probe.path})
+    fixes = directory_fix("TORCHINDUCTOR_CACHE_DIR", INDUCTOR_SUGGESTION)
+    return (fail if status is Status.FAIL else warn)(message, hint, details={"path": probe.path}, fixes=fixes)

@@ -50,8 +50,8 @@ def executable(interpreter) -> str:
 
 
 # Requirements the checks read from package metadata: torch's nvidia-* and Triton pins, the torch
-# pins of extensions, every package's numpy range, torch_xla's libtpu pin.
-_CHECKED_REQUIREMENTS = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|numpy|nvidia-.+|libtpu(-nightly)?|torch-xla)$")
+# pins of extensions, every package's numpy range, torch_xla's libtpu pin, who requires ninja.
+_CHECKED_REQUIREMENTS = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|numpy|nvidia-.+|libtpu(-nightly)?|torch-xla|ninja)$")
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 

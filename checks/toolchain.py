@@ -17,9 +17,10 @@ import stat
 import sys
 from collections.abc import Mapping
 
-from envdoctor import TRITON_DISTS, Unavailable, check, env_fix, fact, fail, last_line, ok, skip, warn
+from envdoctor import TRITON_DISTS, Unavailable, check, env_fix, fact, fail, last_line, ok, pip_fix, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks._fixes import system_package
+from envdoctor_checks.packages import canonical, marker_applies, requirements
 from envdoctor_checks.triton import major_minor, parse_release
 
 
@@ -212,7 +213,7 @@ def libgomp(torch_build, env, ldconfig=None, os_release=None, interpreter=None):
 
 
 @check("toolchain.ninja", tags=("build",), blame=("ninja",))
-def ninja(env, dists):
+def ninja(env, dists, python_info=None):
     """ninja, used by torch.utils.cpp_extension to build extensions"""
     path = shutil.which("ninja", path=env.get("PATH", ""))
     if path:
@@ -221,4 +222,14 @@ def ninja(env, dists):
         return ok(f"ninja {version} at {path}".replace("  ", " "))
     if "ninja" in dists:
         return ok(f"ninja {dists['ninja']['version']} is installed but not on PATH (cpp_extension looks on PATH)")
+    needing = sorted(
+        d.get("name") or k for k, d in dists.items() if any(canonical(r.name) == "ninja" and marker_applies(r) for r in requirements(d))
+    )
+    if needing:
+        return warn(
+            f"ninja is not installed, but {', '.join(needing[:3])} requires it: building its C++/CUDA extensions fails with "
+            "'RuntimeError: Ninja is required to load C++ extensions'",
+            "pip install ninja   # in this environment; its bin/ must be on PATH where the extension is built",
+            fixes=[pip_fix(python_info, "install", "ninja")],
+        )
     return ok("ninja not found; only needed to build C++/CUDA extensions (cpp_extension.load raises 'Ninja is required')")

@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, compile_locations, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
 from envdoctor import run_command as run
 from envdoctor_checks._dirs import DirProbe, judge_cache_dir, probe_dir
-from envdoctor_checks._fixes import system_package
+from envdoctor_checks._fixes import directory_fix, system_package
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, package_dir, requires
 
@@ -304,6 +304,9 @@ def single_dist(dists, python_info=None):
 # ---------------------------------------------------------------- directories Triton writes (A5)
 
 
+TRITON_SUGGESTION = "/tmp/triton-$(id -u)"
+
+
 @fact("triton_cache", ask="the value of TRITON_CACHE_DIR and HOME, and who owns that directory")
 def triton_cache(env) -> dict:
     """Triton's cache directory resolved as its knobs do: TRITON_CACHE_DIR, else <TRITON_HOME or ~>/.triton/cache."""
@@ -337,7 +340,7 @@ def _cache_dir(triton_cache, mounts):
             "HOME is unset and this UID has no passwd entry, so Triton's cache would land in a relative '~/.triton/cache' "
             "under the current directory (older Triton: KeyError: 'HOME')",
             "export TRITON_CACHE_DIR=/tmp/triton-$(id -u)   # or set HOME",
-            fixes=[env_fix("TRITON_CACHE_DIR", f"/tmp/triton-{os.getuid()}")],
+            fixes=directory_fix("TRITON_CACHE_DIR", TRITON_SUGGESTION),
         )
     probe = DirProbe(**triton_cache["probe"])
     status, message, hint = judge_cache_dir(
@@ -345,12 +348,13 @@ def _cache_dir(triton_cache, mounts):
         probe,
         mounts,
         env_var="TRITON_CACHE_DIR",
-        suggest="/tmp/triton-$(id -u)",
+        suggest=TRITON_SUGGESTION,
         needs_exec=True,
     )
     if status is Status.PASS:
         return ok(message, details={"path": probe.path, "source": triton_cache["source"], "free": probe.free})
-    return (fail if status is Status.FAIL else warn)(message, hint, details={"path": probe.path})
+    fixes = directory_fix("TRITON_CACHE_DIR", TRITON_SUGGESTION)
+    return (fail if status is Status.FAIL else warn)(message, hint, details={"path": probe.path}, fixes=fixes)
 
 
 # ---------------------------------------------------------------- the C launcher: compiler (A3), libcuda (A1)

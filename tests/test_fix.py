@@ -12,13 +12,12 @@ import subprocess
 import sys
 import textwrap
 import time
-import venv
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_cli
+from tests.fixvenv import dist_list, make_venv, tree, wheel
 
 PLUGIN = '''
 import os
@@ -96,31 +95,9 @@ def system(env):
         Fix(("reboot",), scope="system", needs_root=True),
         Fix(("apt-get", "install", "-y", "nvidia-driver-550"), scope="system", needs_root=True),
         Fix(("export", "TINY_VAR=1"), scope="environment"),
+        Fix(("unset", "TINY_OLD"), scope="environment"),
     ])
 '''
-
-
-def _wheel(out: Path, name: str, version: str) -> None:
-    """A real (hand-built) wheel: pip installs and uninstalls it like any other."""
-    info = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": f"VERSION = {version!r}\n",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = "".join(f"{p},,\n" for p in files) + f"{info}/RECORD,,\n"
-    with zipfile.ZipFile(out / f"{name}-{version}-py3-none-any.whl", "w") as z:
-        for p, text in {**files, f"{info}/RECORD": record}.items():
-            z.writestr(p, text)
-
-
-_VERSIONS = (
-    "import importlib.metadata as m, json; print(json.dumps(sorted((d.metadata['Name'].lower(), d.version) for d in m.distributions())))"
-)
-
-
-def dist_list(python: Path) -> list:
-    return json.loads(subprocess.run([str(python), "-c", _VERSIONS], capture_output=True, text=True, check=True).stdout)
 
 
 @pytest.fixture(scope="module")
@@ -129,11 +106,8 @@ def world(tmp_path_factory):
     wheels = root / "wheels"
     wheels.mkdir()
     for name, v in (("tinypkg", "1"), ("tinypkg", "2"), ("tinydep", "1")):
-        _wheel(wheels, name, v)
-    venv.create(root / "venv", with_pip=True)
-    python = root / "venv" / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(wheels), "tinypkg==1"]
-    subprocess.run(pip, check=True, capture_output=True)
+        wheel(wheels, name, v)
+    python = make_venv(root, "--no-index", "--find-links", wheels, "tinypkg==1")
     plugins = root / "plugins"
     plugins.mkdir()
     (plugins / "tinychecks.py").write_text(textwrap.dedent(PLUGIN))
@@ -214,10 +188,6 @@ def test_half_way_failure_rolls_back(fix):
     assert u.returncode == 2 and "nothing to undo" in u.stderr  # a rolled-back run leaves nothing to undo
 
 
-def _tree(top: Path) -> dict:
-    return {str(p.relative_to(top)): p.read_bytes() if p.is_file() else "dir" for p in sorted(top.rglob("*"))}
-
-
 @pytest.mark.slow
 def test_bytecode_fix_is_undone_file_by_file(fix, tmp_path):
     """compileall creates a.pyc and replaces the stale b.pyc; undo removes the one and puts the other back, byte for byte."""
@@ -230,15 +200,15 @@ def test_bytecode_fix_is_undone_file_by_file(fix, tmp_path):
     (src / "sub" / "c.py").write_text("C = 3\n")  # its __pycache__ is created, and removed by undo
     tag = sys.implementation.cache_tag
     (src / "__pycache__" / f"b.{tag}.pyc").write_bytes(b"stale bytecode of an older b.py")
-    before = _tree(src)
+    before = tree(src, exact=True)
     r = run("--select", "tiny.bytecode", "--yes")
     assert r.returncode == 0, r.stdout + r.stderr
-    after = _tree(src)
+    after = tree(src, exact=True)
     assert f"__pycache__/a.{tag}.pyc" in after and f"sub/__pycache__/c.{tag}.pyc" in after
     assert after[f"__pycache__/b.{tag}.pyc"] != before[f"__pycache__/b.{tag}.pyc"]
     u = run("--select", "tiny.bytecode", "--undo")
     assert u.returncode == 0, u.stdout + u.stderr
-    assert _tree(src) == before
+    assert tree(src, exact=True) == before
     assert not any((tmp_path / "state" / "envdoctor").glob("*.files/*"))  # the backups went with the undone run
     assert "fail   tiny.bytecode: a.py has no bytecode" in u.stdout
 
@@ -310,16 +280,23 @@ def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "(system; runs only with --allow-system)" in r.stdout
     assert "printed only, never run by envdoctor" in r.stdout
-    assert "eval them there" in r.stdout and "  export TINY_VAR=1" in r.stdout
+    assert "(environment; a fix cannot change your shell: eval the line yourself)" in r.stdout  # unset TINY_OLD
+    assert "(environment; runs: written to " in r.stdout and "  export TINY_VAR=1" in r.stdout
+    (lines,) = (tmp_path / "state" / "envdoctor").glob("*.env.sh")  # the export is written for the user to source
+    assert lines.read_text().splitlines()[1:] == ["export TINY_VAR=1"] and "In your shell: source " in r.stdout
+    lines.write_text(lines.read_text() + "export TINY_MINE=2\n")  # the user's own line
+    edited = lines.read_bytes()
     assert not (tmp_path / "system-ran").exists()
     assert "(venv; not run by " in r.stdout and not (tmp_path / "venv-ran").exists()
     r = run("--select", "tiny.system", "--yes", "--allow-system", extra_env=path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "system-ran").exists() and (tmp_path / "venv-ran").exists()
     assert not (tmp_path / "reboot-ran").exists() and not (tmp_path / "apt-get-ran").exists()
+    assert lines.read_text().splitlines()[1:] == ["export TINY_MINE=2", "export TINY_VAR=1"]  # TINY_VAR replaced, not repeated
     u = run("--select", "tiny.system", "--undo")
     assert u.returncode == 1, u.stdout + u.stderr  # a system command is not the journal's to revert
     assert f"Not undone (a system command; revert it yourself): touch {tmp_path}/system-ran" in u.stdout
+    assert lines.read_bytes() == edited  # the file that run replaced, back from its backup
 
 
 @pytest.mark.slow

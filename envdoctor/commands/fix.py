@@ -3,8 +3,9 @@ journaled before anything changes, proved by a re-check, and undone by ``--undo`
 
 What runs: ``venv`` fixes (pip, compileall in the examined environment). ``system`` and root
 fixes only with ``--allow-system``; a driver install or a reboot never (printed only).
-``environment`` fixes (``export VAR=...``) cannot change the parent shell: they are printed as
-lines to eval.
+``environment`` fixes (``export VAR=...``) cannot change the parent shell: they are written to a
+file in the state directory for the user to source (journaled like any other file), and the
+re-check runs with them set, as a shell that sourced it would.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _NEVER_PROGRAMS = {"reboot", "shutdown", "poweroff", "halt", "kexec", "nvidia-in
 _DRIVER_PACKAGE = re.compile(
     r"^(nvidia-driver|nvidia-open|cuda-drivers|nvidia-dkms|kmod-nvidia|akmod-nvidia|nvidia-kernel)|NVIDIA-Linux-.*\.run$"
 )
+_EXPORT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PIP_SOURCE_OPTIONS = {"--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--trusted-host"}
 
 
@@ -93,13 +95,21 @@ def never_runs(fix: Fix) -> bool:
     return program in ("modprobe", "rmmod") and any(a.startswith("nvidia") for a in argv) or any(_DRIVER_PACKAGE.search(a) for a in argv)
 
 
+def exported(fix: Fix) -> tuple[str, str] | None:
+    """(NAME, VALUE) of an ``export NAME=VALUE`` environment fix; None for any other fix."""
+    if fix.scope == "environment" and len(fix.argv) == 2 and fix.argv[0] == "export" and _EXPORT.match(fix.argv[1]):
+        name, _, value = fix.argv[1].partition("=")
+        return name, value
+    return None
+
+
 def why_not(fix: Fix, allow_system: bool, python: str) -> str:
     """Empty when ``fix`` runs under these options, else why it is only printed. A ``venv`` fix
     is one the examined interpreter runs (pip, compileall); any other program is the system's."""
     if never_runs(fix):
         return "a driver install or a reboot: printed only, never run by envdoctor"
     if fix.scope == "environment":
-        return "a fix cannot change your shell: eval the line yourself"
+        return "" if exported(fix) else "a fix cannot change your shell: eval the line yourself"
     foreign = fix.scope == "venv" and fix.argv[0] not in (python, "python", "python3")
     if foreign and not allow_system:
         return f"not run by {python}: runs only with --allow-system"
@@ -129,13 +139,18 @@ def show_plan(steps: list[Step], python: str, prefix: str) -> None:
         for f, why in s.fixes:
             root = ", needs root" if f.needs_root else ""
             click.echo(f"      $ {_shown(f.command)}")
-            runs = "runs" if resolve_argv(f, python)[0] == python else "runs; --undo cannot revert it"
-            click.echo(f"        ({f.scope}{root}; {why or runs})")
+            click.echo(f"        ({f.scope}{root}; {why or _runs(f, python, prefix)})")
     exports = [f.command for s in steps for f, _ in s.fixes if f.scope == "environment" and not never_runs(f)]
     if exports:
-        click.echo("\nEnvironment lines (envdoctor cannot set them in your shell; eval them there):")
+        click.echo(f"\nEnvironment lines (envdoctor cannot set them in your shell; it writes them to {_shown(jr.env_file(prefix))}):")
         for line in exports:
             click.echo(f"  {_shown(line)}")
+
+
+def _runs(fix: Fix, python: str, prefix: str) -> str:
+    if exported(fix):
+        return f"runs: written to {_shown(jr.env_file(prefix))} for you to source"
+    return "runs" if resolve_argv(fix, python)[0] == python else "runs; --undo cannot revert it"
 
 
 def pip_sources(argv: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -176,33 +191,47 @@ def watched_dirs(argv: tuple[str, ...]) -> list[str]:
     return []
 
 
-def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
-    """Run the step's fixes in order, journaled first; a failure rolls the step back. Returns
-    "" when every command succeeded, else why not (rolled back)."""
-    argvs = [resolve_argv(f, python) for f in step.runnable]
-    dirs = sorted({d for a in argvs for d in watched_dirs(a)})
+def _entry(step: Step, python: str, journal: jr.Journal) -> dict[str, Any]:
+    """What a step will change, before it changes anything: its commands, the distributions, the
+    files it may write (compileall's tree, the environment lines' file), backed up where replaced."""
+    argvs = [resolve_argv(f, python) for f in step.runnable if not exported(f)]
+    exports = [f.argv[1] for f in step.runnable if exported(f)]
+    env_file = [jr.env_file(journal.prefix)] if exports else []
+    dirs = sorted({d for a in argvs for d in watched_dirs(a)}) + env_file
     entry: dict[str, Any] = {
         "check": step.check,
         "commands": [list(a) for a in argvs],
+        "exports": exports,
+        "env_file": env_file[0] if env_file else None,
         "system": [list(a) for a in argvs if a[0] != python],  # not the journal's to revert
         "pip_sources": [o for group in dict.fromkeys(g for a in argvs for g in pip_sources(a)) for o in group],
         "planned": [pip_dry_run(a) for a in argvs],
         "before": jr.distribution_versions(python),
         "dirs": dirs,
         "files_before": jr.file_states(dirs),
-        "replaced": {},
         "state": "running",
     }
-    # compileall rewrites stale bytecode in place
-    entry["replaced"] = journal.backup([p for p in entry["files_before"] if f"{os.sep}__pycache__{os.sep}" in p and p[-1] != os.sep])
+    # compileall rewrites stale bytecode in place; the environment lines' file may be an earlier run's
+    stale = [p for p in entry["files_before"] if p in env_file or (f"{os.sep}__pycache__{os.sep}" in p and p[-1] != os.sep)]
+    entry["replaced"] = journal.backup(stale)
+    return entry
+
+
+def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
+    """Run the step's fixes in order, journaled first; a failure rolls the step back. Returns
+    "" when every command succeeded, else why not (rolled back)."""
+    entry = _entry(step, python, journal)
     run["entries"].append(entry)
     journal.save()  # recorded before anything changes
     try:
-        for argv in argvs:
+        for argv in entry["commands"]:
             click.echo(f"  running: {_shown(shlex.join(argv))}")
             done = run_command(argv, timeout=FIX_TIMEOUT)
             if not done.ok:
                 raise _StepFailed(_shown(done.describe()))
+        if entry["exports"]:
+            click.echo(f"  writing: {_shown(' '.join(entry['exports']))} to {_shown(entry['env_file'])}")
+            write_exports(entry["env_file"], entry["exports"], journal.prefix)
     except (_StepFailed, KeyboardInterrupt) as e:
         problems = restore_entry(entry, python)
         entry["state"] = "rolled back" if not problems else "rollback incomplete"
@@ -212,10 +241,29 @@ def apply_step(step: Step, python: str, journal: jr.Journal, run: dict) -> str:
         return f"{e}; rolled back" + (f" (incompletely: {'; '.join(problems)})" if problems else "")
     entry["after"] = jr.distribution_versions(python)
     click.echo(changes(entry["before"], entry["after"]))
-    entry["files_created"], _ = jr.diff_files(entry["files_before"], jr.file_states(dirs))
+    entry["files_created"], _ = jr.diff_files(entry["files_before"], jr.file_states(entry["dirs"]))
     entry["state"] = "done"
     journal.save()
+    os.environ.update(line.split("=", 1) for line in entry["exports"])  # the re-check runs as a shell that sourced them
     return ""
+
+
+def write_exports(path: str, lines: list[str], prefix: str) -> None:
+    """Add ``export NAME=VALUE`` lines to the file the user sources (a NAME it sets already is
+    replaced); _StepFailed when it cannot be written."""
+    names = {line.split("=", 1)[0] for line in lines}
+    try:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                old = f.read(1 << 20).splitlines()
+        except FileNotFoundError:
+            old = [f"# envdoctor fix: environment lines for {_shown(prefix)}; load them in your shell with: . {shlex.quote(path)}"]
+        kept = [x for x in old if not (x.startswith("export ") and x[7:].split("=", 1)[0] in names)]
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write("\n".join([*kept, *(shlex.join(("export", line)) for line in lines)]) + "\n")
+        os.replace(path + ".tmp", path)
+    except OSError as e:
+        raise _StepFailed(f"cannot write {_shown(path)}: {e.strerror or e}") from None
 
 
 def changes(before: dict, after: dict) -> str:
@@ -359,6 +407,8 @@ def _apply(plan, steps: list[Step], command: str) -> ExitCode:
         if not any(e["state"] in _UNDOABLE for e in run["entries"]):
             journal.forget(run)  # nothing of it is left to undo (every step rolled back)
         journal.save()
+    for path in sorted({e["env_file"] for e in run["entries"] if e.get("exports") and e["state"] == "done"}):
+        click.echo(f"\nIn your shell: source {_shown(shlex.quote(path))}   (the re-check runs with its lines set, as there)")
     return _recheck(plan, steps, done)
 
 
@@ -391,6 +441,12 @@ def _undo(plan) -> ExitCode:
     journal.forget(run)
     journal.save()
     click.echo("Restored: the distributions and files are as they were before that run.")
+    for e in run["entries"]:
+        if e.get("exports"):
+            names = " ".join(x.split("=", 1)[0] for x in e["exports"])
+            click.echo(
+                f"Environment lines undone in {_shown(e['env_file'])}; a shell that sourced it keeps them: unset {_shown(names)} there"
+            )
     system = [shlex.join(a) for e in run["entries"] for a in e.get("system") or ()]
     for command in system:
         click.echo(f"Not undone (a system command; revert it yourself): {_shown(command)}")

@@ -4,12 +4,13 @@ environment from interleaving.
 
 Everything lives in the user's state directory ($XDG_STATE_HOME/envdoctor, else
 ~/.local/state/envdoctor), keyed by a hash of the environment's ``sys.prefix``:
-``<key>.json`` (the journal), ``<key>.lock`` (the fcntl lock, naming its holder) and
-``<key>.files/`` (backups of files a fix replaced).
+``<key>.json`` (the journal), ``<key>.lock`` (the fcntl lock, naming its holder),
+``<key>.files/`` (backups of files a fix replaced) and ``<key>.env.sh`` (the environment lines
+a fix wrote for the user to source).
 
 A *snapshot* is what can be restored: every distribution's version as the examined interpreter's
 importlib.metadata sees it (first copy on sys.path per canonical name), and, for watched
-directories, every file's size and modification time.
+paths, every file's size and modification time.
 """
 
 from __future__ import annotations
@@ -63,11 +64,16 @@ def distribution_versions(python: str) -> dict[str, str]:
     return {str(k): str(v.get("version")) for k, v in found.items() if isinstance(v, dict)}
 
 
-def file_states(directories: Sequence[str]) -> dict[str, list[int]]:
-    """{path: [size, mtime_ns]} of every regular file under ``directories``; a directory
-    itself is ``path/`` with []."""
+def file_states(paths: Sequence[str]) -> dict[str, list[int]]:
+    """{path: [size, mtime_ns]} of every file under each of ``paths`` that is a directory, and
+    of each one that is a file (absent: left out); a directory itself is ``path/`` with []."""
     out: dict[str, list[int]] = {}
-    for top in directories:
+    for top in paths:
+        if not os.path.isdir(top):
+            with contextlib.suppress(OSError):
+                st = os.lstat(top)
+                out[top] = [st.st_size, st.st_mtime_ns]
+            continue
         for root, _dirs, files in os.walk(top):
             out[os.path.join(root, "")] = []
             for name in files:
@@ -130,6 +136,11 @@ class Journal:
 
 def journal_path(prefix: str, env: Mapping[str, str] | None = None) -> str:
     return os.path.join(state_dir(env), f"{env_key(prefix)}.json")
+
+
+def env_file(prefix: str, env: Mapping[str, str] | None = None) -> str:
+    """Where ``fix`` writes this environment's ``export`` lines for the user to source."""
+    return journal_path(prefix, env)[: -len(".json")] + ".env.sh"
 
 
 def load(prefix: str, env: Mapping[str, str] | None = None) -> Journal:

@@ -20,6 +20,25 @@ def test_a_torchvision_for_another_torch_fails_with_the_pairing_release():
     row = run_check(c.companions, dists=_dists(torch="2.11.0", torchvision="0.25.0"))
     assert row.status is Status.FAIL and "torch 2.11.0 pairs with torchvision 0.26.0" in row.message
     assert "pip install torchvision==0.26.0" in row.hint and "torchvision::nms" in row.message
+    assert [f.argv[1:] for f in row.fixes] == [("-m", "pip", "install", "--no-deps", "torchvision==0.26.0")]  # PyPI's, as torch
+
+
+def test_a_companion_fix_uses_the_index_of_torchs_build():
+    row = run_check(
+        c.companions, dists=_dists(torch="2.11.0+cu126", torchvision="0.25.0+cu126"), python_info={"executable": "/v/bin/python"}
+    )
+    assert row.status is Status.FAIL
+    (fix,) = row.fixes
+    assert fix.argv == (
+        "/v/bin/python",
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--index-url",
+        "https://download.pytorch.org/whl/cu126",
+        "torchvision==0.26.0",
+    )
 
 
 def test_nothing_to_pair_or_unknown_torch_skips():

@@ -238,6 +238,8 @@ def test_cache_dir_under_a_regular_file(tmp_path):
     c = gather(comp.inductor_cache, env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "f" / "cache")}, torch_build=build)
     r = run_check(comp.inductor_cache_check, inductor_cache=c)
     assert r.status is Status.FAIL and "is not a directory" in r.message
+    # the hint's export as a fix `envdoctor fix` writes for the user to source
+    assert [f.argv for f in r.fixes] == [("export", f"TORCHINDUCTOR_CACHE_DIR=/tmp/torchinductor-{os.getuid()}")]
 
 
 def test_inductor_cache_through_a_symlink_onto_nfs_warns_naming_the_link(tmp_path):

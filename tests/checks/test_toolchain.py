@@ -157,3 +157,13 @@ def test_ninja(tmp_path):
     assert r.status is Status.PASS and "ninja 1.11.1" in r.message
     r = run_check(toolchain.ninja, env={"PATH": "/nonexistent"}, dists={})
     assert r.status is Status.PASS and "only needed to build" in r.message
+
+
+def test_ninja_missing_where_an_installed_package_requires_it_warns_with_pip():
+    dists = {"deepspeed": {"name": "DeepSpeed", "version": "0.16.0", "requires": ["ninja", "numpy"]}}
+    py = {"executable": "/v/bin/python"}
+    r = run_check(toolchain.ninja, env={"PATH": "/nonexistent"}, dists=dists, python_info=py)
+    assert r.status is Status.WARN and "DeepSpeed requires it" in r.message and "Ninja is required" in r.message
+    assert [f.argv for f in r.fixes] == [("/v/bin/python", "-m", "pip", "install", "ninja")]
+    optional = {"x": {"name": "x", "version": "1", "requires": ['ninja; extra == "build"']}}
+    assert run_check(toolchain.ninja, env={"PATH": "/nonexistent"}, dists=optional, python_info=py).status is Status.PASS

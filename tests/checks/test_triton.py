@@ -311,6 +311,7 @@ def test_unwritable_cache_dir_under_a_regular_file(tmp_path):
     r = run_check(triton.cache_dir, triton_cache=c, triton_pkg={"version": "3.6.0"})
     assert r.status is Status.FAIL and "is not writable" in r.message and "is not a directory" in r.message
     assert r.hint.startswith("export TRITON_CACHE_DIR=")
+    assert [(f.argv, f.scope) for f in r.fixes] == [(("export", f"TRITON_CACHE_DIR=/tmp/triton-{os.getuid()}"), "environment")]
 
 
 def test_cache_dir_on_read_only_network_and_noexec_mounts(tmp_path):
