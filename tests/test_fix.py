@@ -78,6 +78,14 @@ def secret(interpreter):
     url = "https://me:hf_Qx7Lk2Vb9Zp4Rt8Wm3Ns6Yc1Hd5Jf0Ga@example.invalid/simple"
     return fail("needs a private index", "use it", fixes=[Fix((interpreter.executable, "-m", "pip", "install", "--index-url", url, "x"), scope="venv")])
 
+@check("tiny.conflict")
+def conflict(dists, interpreter, env):
+    """tinypkg 2, by a fix that asks pip for two things that conflict"""
+    v = (dists.get("tinypkg") or {}).get("version")
+    if v == "2":
+        return ok("tinypkg 2")
+    return fail(f"tinypkg is {v}, needs 2", "install 2", fixes=[_pip(interpreter, env, "tinyold==1")])
+
 @check("tiny.stubborn")
 def stubborn(interpreter):
     """a fix that runs and does not help"""
@@ -107,6 +115,7 @@ def world(tmp_path_factory):
     wheels.mkdir()
     for name, v in (("tinypkg", "1"), ("tinypkg", "2"), ("tinydep", "1")):
         wheel(wheels, name, v)
+    wheel(wheels, "tinyold", "1", requires=("tinypkg==1",))  # cannot be installed with tinypkg 2
     python = make_venv(root, "--no-index", "--find-links", wheels, "tinypkg==1")
     plugins = root / "plugins"
     plugins.mkdir()
@@ -211,6 +220,17 @@ def test_bytecode_fix_is_undone_file_by_file(fix, tmp_path):
     assert tree(src, exact=True) == before
     assert not any((tmp_path / "state" / "envdoctor").glob("*.files/*"))  # the backups went with the undone run
     assert "fail   tiny.bytecode: a.py has no bytecode" in u.stdout
+
+
+@pytest.mark.slow
+def test_pip_refusing_a_conflict_changes_nothing(fix, tmp_path):
+    run, python, before, r = _yes(fix, "tiny.conflict", 1)
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("  not fixed    tiny.conflict: ")]
+    assert "python exited with 1: " in line and line.endswith("; rolled back"), r.stdout
+    assert "Traceback" not in r.stdout + r.stderr
+    assert dist_list(python) == before
+    u = run("--select", "tiny.conflict", "--undo")
+    assert u.returncode == 2 and "nothing to undo" in u.stderr  # nothing was left to undo
 
 
 @pytest.mark.slow
@@ -327,6 +347,9 @@ def test_bad_input_is_one_line_exit_2(fix, tmp_path):
     assert r.returncode == 2 and "r.json: is not valid JSON" in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = run("--undo", "--from", str(tmp_path / "r.json"))
     assert r.returncode == 2 and "takes no --from report" in r.stderr
+    r = run("--select", "tiny.no_such_fix", "--yes")  # an unknown check id: nothing planned, nothing run
+    assert r.returncode == 2 and "tiny.no_such_fix" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == "" and not (tmp_path / "state").exists()
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ wheels, --no-deps); where the index cannot be reached the test skips saying so (
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.components import absent
+from tests.conftest import run_cli
 from tests.fixvenv import dist_list, fix_round, make_venv, on_path, site_packages, state_env, torch_standin, tree, wheel
 
 pytestmark = pytest.mark.slow
@@ -62,6 +64,21 @@ def test_missing_ninja_is_installed_and_uninstalled(tmp_path):
 
     out = fix_round(python, "toolchain.ninja", env, "ninja is not installed, but jitops requires it", plan_code=0, fixed=installed)
     assert f"{python} -m pip install ninja" in out["plan"] and "distributions: ninja (none) -> " in out["done"]
+
+
+def test_ninja_without_network_is_one_line_and_changes_nothing(tmp_path):
+    """pip cannot reach its index (a dead port, the machine's pip config left out): the fix
+    fails, says why in one line, exits 1, and the venv is as it was."""
+    python = make_venv(tmp_path, torch_standin(tmp_path, "2.9.0"), wheel(tmp_path, "jitops", "1.0", requires=("ninja",)))
+    offline = {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_RETRIES": "0", "PIP_TIMEOUT": "5"}
+    env = state_env(tmp_path, PATH=on_path(python), **offline)
+    before, files = dist_list(python), tree(site_packages(python))
+    r = run_cli("fix", "--python", str(python), "--select", "toolchain.ninja", "--yes", env=env, timeout=600)
+    assert r.returncode == 1, r.stdout + r.stderr
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("  not fixed    toolchain.ninja: ")]
+    assert "python exited with 1: " in line and "ninja" in line and line.endswith("; rolled back"), r.stdout
+    assert "Traceback" not in r.stdout + r.stderr
+    assert dist_list(python) == before and tree(site_packages(python)) == files
 
 
 def test_companion_off_torchs_release_is_paired_and_undone(tmp_path):
