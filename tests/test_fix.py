@@ -301,7 +301,8 @@ def test_system_fixes_need_allow_system_and_reboot_never_runs(fix, tmp_path):
     assert "(system; runs only with --allow-system)" in r.stdout
     assert "printed only, never run by envdoctor" in r.stdout
     assert "(environment; a fix cannot change your shell: eval the line yourself)" in r.stdout  # unset TINY_OLD
-    assert "(environment; runs: written to " in r.stdout and "  export TINY_VAR=1" in r.stdout
+    assert "(environment; runs: written to " in r.stdout and "for you to source):\n  export TINY_VAR=1\n" in r.stdout
+    assert "eval them there yourself):\n  unset TINY_OLD\n" in r.stdout
     (lines,) = (tmp_path / "state" / "envdoctor").glob("*.env.sh")  # the export is written for the user to source
     assert lines.read_text().splitlines()[1:] == ["export TINY_VAR=1"] and "In your shell: source " in r.stdout
     lines.write_text(lines.read_text() + "export TINY_MINE=2\n")  # the user's own line

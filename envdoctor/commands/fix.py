@@ -140,11 +140,15 @@ def show_plan(steps: list[Step], python: str, prefix: str) -> None:
             root = ", needs root" if f.needs_root else ""
             click.echo(f"      $ {_shown(f.command)}")
             click.echo(f"        ({f.scope}{root}; {why or _runs(f, python, prefix)})")
-    exports = [f.command for s in steps for f, _ in s.fixes if f.scope == "environment" and not never_runs(f)]
-    if exports:
-        click.echo(f"\nEnvironment lines (envdoctor cannot set them in your shell; it writes them to {_shown(jr.env_file(prefix))}):")
-        for line in exports:
-            click.echo(f"  {_shown(line)}")
+    lines = [f for s in steps for f, _ in s.fixes if f.scope == "environment" and not never_runs(f)]
+    for title, group in (
+        (f"it writes them to {jr.env_file(prefix)} for you to source", [f for f in lines if exported(f)]),
+        ("eval them there yourself", [f for f in lines if not exported(f)]),
+    ):
+        if group:
+            click.echo(f"\nEnvironment lines (envdoctor cannot set them in your shell; {_shown(title)}):")
+            for f in group:
+                click.echo(f"  {_shown(f.command)}")
 
 
 def _runs(fix: Fix, python: str, prefix: str) -> str:
