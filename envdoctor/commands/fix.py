@@ -10,6 +10,7 @@ re-check runs with them set, as a shell that sourced it would.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -267,6 +268,8 @@ def write_exports(path: str, lines: list[str], prefix: str) -> None:
             f.write("\n".join([*kept, *(shlex.join(("export", line)) for line in lines)]) + "\n")
         os.replace(path + ".tmp", path)
     except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(path + ".tmp")
         raise _StepFailed(f"cannot write {_shown(path)}: {e.strerror or e}") from None
 
 
@@ -500,7 +503,6 @@ def _options_for_plan(options: dict) -> dict:
 @click.option("--undo", is_flag=True, help="Put back what the last fix run in this environment changed, then re-check.")
 def fix_cmd(from_file, yes, allow_system, undo, **options) -> None:
     """Plan the fixes of the failing checks; run them (--yes), re-check, journal; --undo."""
-    import contextlib
 
     if undo and from_file:
         raise click.UsageError("--undo puts back the journal of this environment; it takes no --from report")
