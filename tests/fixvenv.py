@@ -65,6 +65,12 @@ def dist_list(python: Path) -> list:
     return json.loads(subprocess.run([str(python), "-c", _VERSIONS], capture_output=True, text=True, check=True).stdout)
 
 
+def pip_freeze(python: Path) -> str:
+    """``pip list --format=freeze`` of the venv: what a user compares."""
+    cmd = [str(python), "-m", "pip", "list", "--format=freeze", "--disable-pip-version-check"]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=120).stdout
+
+
 def tree(top: Path, exact: bool = False) -> dict:
     """Every path under ``top`` (relative) with its bytes ("dir" for a directory). A ``.pyc``
     that pip wrote when it (re)installed a package records the source's mtime, i.e. the install's
@@ -92,7 +98,7 @@ def fix_round(
     ``fixed(python)`` asserts what the fix changed. Returns the three runs' outputs."""
     args = ("fix", "--python", str(python), "--select", check)
     top = watched or site_packages(python)
-    before, files = dist_list(python), tree(top)
+    before, files, freeze = dist_list(python), tree(top), pip_freeze(python)
 
     plan = run_cli(*args, env=env, timeout=600)
     assert plan.returncode == plan_code, plan.stdout + plan.stderr
@@ -108,7 +114,7 @@ def fix_round(
     undo = run_cli(*args, "--undo", env=env, timeout=600)
     assert undo.returncode == 0, undo.stdout + undo.stderr
     assert "Restored: the distributions and files are as they were" in undo.stdout
-    assert dist_list(python) == before  # the whole list, versions included
+    assert dist_list(python) == before and pip_freeze(python) == freeze  # the whole list, versions included
     assert tree(top) == files  # every file, byte for byte
     assert re.search(rf"\n  (fail|warn) +{re.escape(check)}: .*{re.escape(broken)}", undo.stdout), undo.stdout  # re-checked: broken again
     return {"plan": plan.stdout, "done": done.stdout, "undo": undo.stdout}
