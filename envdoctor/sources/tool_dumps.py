@@ -47,7 +47,7 @@ PROSE_VERSION = re.compile(
 CUDATOOLKIT = re.compile(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
 PROSE_DRIVER = re.compile(r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?\s{0,2}[:=：]?\s{0,2}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
 PROSE_GPU = re.compile(
-    r"\bGPU(?:\s{0,2}model)?\s{0,2}[:：]\s{0,2}((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}[A-Za-z0-9 -]{0,30})",
+    r"\bGPU(?:\s{0,2}model)?(?:\s{0,2}[:：]|\s{1,2}is)\s{0,2}((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}[A-Za-z0-9 -]{0,30})",
     re.I,
 )
 
