@@ -231,10 +231,15 @@ def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None)
     """A CPU-only torch is not installed on a machine with NVIDIA GPUs"""
     # B5: "AssertionError: Torch not compiled with CUDA enabled"; is_available() is False with no warning.
     count = len(gpus) if gpus else len(pci_gpus) if pci_gpus else 0
-    if not count:
+    loaded = (driver or {}).get("version") if not count else None  # a loaded NVIDIA driver: the GPU is there
+    if not count and not loaded:
         return skip("no NVIDIA GPU on this machine")
     if torch_build["kind"] != "cpu":
         return ok(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build")
+    if loaded:
+        return fail(
+            f"CPU-only torch {torch_build['version']} on a machine with the NVIDIA driver {loaded} loaded", hint=_index_hint(driver)
+        )
     names = sorted({g.get("name", "?") for g in gpus}) if gpus else ["on the PCI bus"]
     hint = _index_hint(driver)
     import platform

@@ -67,3 +67,49 @@ def test_the_legacy_arch_table_serves_torch_1x_only():
     assert rd.arch_flags("2.1.2+cu118") == rd.cuda_build("2.1.2", "cu118").arch_flags
     assert set(rd.line_arch_flags("1.2.0")) == {"cu92", "cu100"}
     assert rd.cuda_first("8.6") == "11.1" and rd.cuda_first("7.5") is None
+
+
+# ---- a CPU-only torch beside GPU evidence -----------------------------------------------------
+
+SMI_HEADER = "| NVIDIA-SMI 510.47.03    Driver Version: 510.47.03    CUDA Version: 11.6     |\n"
+CONDA_CPU = (
+    "cpuonly                   2.0                           0    pytorch\n"
+    "pytorch                   1.11.0              py3.8_cpu_0    pytorch\n"
+    "pytorch-mutex             1.0                         cpu    pytorch\n"
+)
+CONDA_CUDA = "pytorch                   1.11.0          py3.8_cuda11.3_cudnn8.2.0_0    pytorch\n"
+
+
+def test_conda_rows_without_their_header_are_read():
+    p = read_paste(CONDA_CPU)
+    assert p.facts["torch_build"]["kind"] == "cpu" and p.facts["torch_build"]["version"] == "1.11.0"
+    assert "conda_list" in p.kinds
+    assert read_paste(CONDA_CUDA).facts["torch_build"]["cuda"] == "11.3"
+
+
+def test_a_pip_list_row_with_a_location_is_not_a_conda_row():
+    p = read_paste("torch    2.1.0    /home/me/src/torch\n")
+    assert "conda_list" not in p.kinds
+
+
+def test_cpuonly_selects_the_cpu_build_when_the_pytorch_row_does_not_say():
+    p = read_paste("pytorch                   1.11.0                 py3.8    pytorch\ncpuonly                   2.0        0    pytorch\n")
+    assert p.facts["torch_build"]["kind"] == "cpu"
+
+
+@pytest.mark.parametrize("torch", [CONDA_CPU, "torch==2.1.0+cpu\n"], ids=["conda cpu build", "+cpu version"])
+def test_a_cpu_torch_beside_a_loaded_driver_is_named(torch):
+    cause = top(torch + SMI_HEADER)
+    assert cause is not None and cause.cause_id == "cpu_torch_on_gpu_machine"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [CONDA_CPU, CONDA_CUDA + SMI_HEADER, "torch==2.1.0+cpu\nIs CUDA available: False\nCUDA runtime version: 12.1.105\n"],
+    ids=["cpu build, no GPU evidence", "cuda build beside the driver", "cpu build, a toolkit and CUDA unavailable"],
+)
+def test_no_cpu_build_cause_without_gpu_evidence_or_with_a_cuda_build(text):
+    # The project's own CPU box shows a +cpu torch, "Is CUDA available: False" and a CUDA
+    # toolkit: none of them is evidence of a GPU.
+    cause = top(text)
+    assert cause is None or cause.cause_id != "cpu_torch_on_gpu_machine"
