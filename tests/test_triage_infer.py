@@ -113,3 +113,61 @@ def test_no_cpu_build_cause_without_gpu_evidence_or_with_a_cuda_build(text):
     # toolkit: none of them is evidence of a GPU.
     cause = top(text)
     assert cause is None or cause.cause_id != "cpu_torch_on_gpu_machine"
+
+
+# ---- ROCm: the GPU's gfx target against the build's ------------------------------------------
+
+ROCMINFO = "  Name:                    gfx1032\n  Marketing Name:          AMD Radeon RX 6600\n"
+
+
+def test_a_rocm_build_without_the_gpus_gfx_target_is_named_with_the_override():
+    cause = top("torch 2.2.1+rocm5.7\n" + ROCMINFO)
+    assert cause.cause_id == "rocm_gfx_unsupported" and cause.check == "torch.rocm_gfx_support"
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in cause.fix
+    rdna3 = top("PyTorch version: 2.3.0+rocm6.0\nGPU models and configuration: AMD Radeon RX 7600 (gfx1102)\n")
+    assert rdna3.cause_id == "rocm_gfx_unsupported" and "HSA_OVERRIDE_GFX_VERSION=11.0.0" in rdna3.fix
+
+
+def test_the_error_text_and_the_gfx_check_agree():
+    cause = top("torch 2.2.1+rocm5.7\n" + ROCMINFO + "RuntimeError: HIP error: invalid device function\n")
+    assert cause.cause_id == "rocm_gfx_unsupported" and cause.confidence == "high" and cause.check == "torch.rocm_gfx_support"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "torch 2.2.1+rocm5.7\nName: gfx1030\n",
+        "torch 2.2.1+rocm5.7\n" + ROCMINFO + "export HSA_OVERRIDE_GFX_VERSION=10.3.0\n",
+        "torch 2.1.0+rocm5.6\n_CudaDeviceProperties(name='AMD Instinct MI250X', gcnArchName='gfx90a:sramecc+:xnack-')\n",
+        "torch 2.2.1+rocm5.7\nexport PYTORCH_ROCM_ARCH=gfx900;gfx906\n",  # a target list is no GPU
+        "torch 2.1.2+cu121\n" + ROCMINFO,  # not a ROCm build
+    ],
+    ids=["target in the build", "override set", "MI250X with feature suffixes", "a build target list", "CUDA torch"],
+)
+def test_a_gpu_the_rocm_build_covers_gives_no_cause(text):
+    assert top(text) is None
+
+
+def test_kfd_gfx_target_versions():
+    from envdoctor_checks.rocm import gfx_of
+
+    assert [gfx_of(v) for v in (100302, 90010, 90402, 110001, 0)] == ["gfx1032", "gfx90a", "gfx942", "gfx1101", None]
+
+
+# ---- the driver against torch's CUDA ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "driver 450.80, torch 2.1.2+cu121\n",
+        "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |\ntorch==2.3.0+cu121\n",
+    ],
+    ids=["prose", "nvidia-smi header"],
+)
+def test_a_driver_older_than_torchs_cuda_is_named(text):
+    assert top(text).cause_id == "driver_too_old_for_torch_cuda"
+
+
+def test_a_driver_new_enough_gives_no_cause():
+    assert top("driver 535.104, torch 2.1.2+cu121\n") is None

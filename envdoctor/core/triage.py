@@ -240,7 +240,7 @@ def _finding_cause(f: Finding, row: CheckOutcome | None, evidence: Mapping[str, 
     return Cause(
         cause_id=f.signature.cause_id,
         summary=summary,
-        check=f.signature.check,
+        check=row.id if row and status in ("fail", "warn") else f.signature.check,
         status=status,
         rank=rank,
         basis=basis,
@@ -268,8 +268,11 @@ def rank_causes(
         seen_causes.add(f.signature.cause_id)
         quoted.add(f.evidence)
         row = by_id.get(f.signature.check)
-        causes.append(_finding_cause(f, row, evidence, specs.get(f.signature.check)))
-        used_checks.add(f.signature.check)
+        if row is None or row.status not in (Status.FAIL, Status.WARN):
+            # another check whose result names this cause judges the same thing (details["cause_id"])
+            row = next((r for r in rows if r.status is Status.FAIL and r.details.get("cause_id") == f.signature.cause_id), row)
+        causes.append(_finding_cause(f, row, evidence, specs.get(row.id if row else f.signature.check)))
+        used_checks.add(row.id if row and row.status is Status.FAIL else f.signature.check)
     paste_rows = scoped(reg.signatures, PASTE)
     categories = _check_causes(paste_rows)
     known_causes = {s.cause_id for s in paste_rows}

@@ -7,6 +7,8 @@ the same ``@reader`` mechanism a plugin uses.
 - ``python -m sglang.check_env``: ``PyTorch: 2.4.0+cu121``, ``GPU 0,1: NVIDIA A40``, ``GPU 0,1
   Compute Capability: 8.6``, ``CUDA Driver Version: 535.104.12``, ``triton: 3.0.0``
 - ``nvcc --version`` (``Cuda compilation tools, release 12.4, V12.4.131``) and ``pip show``
+- ROCm: an AMD GPU's gfx target from ``rocminfo`` (``Name: gfx1032``), ``gcnArchName`` or a GPU
+  line naming one (``AMD Radeon RX 6600 (gfx1032)``), and ``HSA_OVERRIDE_GFX_VERSION=10.3.0``
 - versions as people write them: ``- torch 2.1.2``, ``torch==2.3.0``, ``PyTorch: 2.9.1+cu130``,
   ``torch version：1.8.1+cu102``, ``cudatoolkit=10.1``, ``driver version: 590.48.01``,
   ``GPU: Tesla V100S``
@@ -183,3 +185,24 @@ def read_prose(lines: list[str], out: PasteWriter) -> None:
             )
         ):
             _prose_line(line, out)
+
+
+GFX = re.compile(r"\bgfx(\d{2,4}[a-f]?)(?![\w])")
+# the lines that name one GPU's target (a build's target list names several, or is a variable)
+GFX_GPU = re.compile(r"^\s{0,8}(?:Name:|Marketing Name:|gcnArchName)|amdgcn-amd-amdhsa--gfx|gcnArchName|\b(?:GPU|Radeon|Instinct)\b", re.I)
+GFX_LIST = re.compile(r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|TensileLibrary|supported|[;,]\s{0,2}gfx", re.I)
+HSA_OVERRIDE = re.compile(r"\bHSA_OVERRIDE_GFX_VERSION\s{0,2}=\s{0,2}[\"']?(\d{1,2}\.\d{1,2}\.\d{1,2})\b")
+AMD_NAME = re.compile(r"\b(AMD (?:Radeon|Instinct)[\w ()-]{0,60}?)\s{0,2}(?:\(|,|$|\bgfx)")
+
+
+@reader("rocm")
+def read_rocm(lines: list[str], out: PasteWriter) -> None:
+    """AMD GPUs by gfx target, and the override of the target HIP reports."""
+    for line in lines:
+        if "gfx" in line and len(line) <= 400:
+            targets = set(GFX.findall(line))
+            if len(targets) == 1 and GFX_GPU.search(line) and not GFX_LIST.search(line):
+                name = AMD_NAME.search(line)
+                out.amd_gpu("gfx" + targets.pop(), line, name.group(1).strip() if name else None)
+        if "HSA_OVERRIDE_GFX_VERSION" in line and (m := HSA_OVERRIDE.search(line)):
+            out.env_var("HSA_OVERRIDE_GFX_VERSION", m.group(1), line)
