@@ -42,14 +42,20 @@ PROSE_PACKAGES = (
     "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
 )
 PROSE_VERSION = re.compile(
-    r"(?:^|[\s`(\[,;])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,3}(?:===?|=|:|：|\s)\s{0,3}"
+    r"(?:^|[\s`(\[,;*|])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\*{0,2}\s{0,3}(?:===?|=|:|：|\||\s)\s{0,3}"
     r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",
     re.I,
 )
 CUDATOOLKIT = re.compile(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
-PROSE_DRIVER = re.compile(r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?\s{0,2}[:=：]?\s{0,2}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
+# "driver 535.104", "driver version: 590.48.01", "my driver is 470.82", a branch alone ("NVIDIA
+# driver 470", "driver: R535")
+PROSE_DRIVER = re.compile(
+    r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?(?:\s{1,2}is)?\s{0,2}[:=：]?\s{0,2}R?(\d{3}(?:\.\d{1,3}){0,2})(?![\d%]|\.\d)", re.I
+)
 PROSE_GPU = re.compile(
-    r"\bGPU(?:\s{0,2}model)?(?:\s{0,2}[:：]|\s{1,2}is)\s{0,2}((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}[A-Za-z0-9 -]{0,30})",
+    r"\b(?:GPUs?|Graphics card|Video card)(?:\s{0,2}(?:model|type|name))?\*{0,2}(?:\s{0,2}[:：|]|\s{1,2}is)\s{0,2}\**"
+    r"(?:\d{1,2}\s?[x×]\s?)?"  # a count: "2x RTX 4090", "8 x H100"
+    r"((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}(?:[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}|[A-Z]\d\b)[A-Za-z0-9 -]{0,30})",
     re.I,
 )
 
@@ -179,6 +185,8 @@ def read_prose(lines: list[str], out: PasteWriter) -> None:
                 "numpy",
                 "driver",
                 "gpu",
+                "graphics card",
+                "video card",
                 "cudatoolkit",
                 "deepspeed",
                 "bitsandbytes",
