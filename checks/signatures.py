@@ -679,6 +679,28 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="`nvidia-smi`, `dmesg | grep -i xid` and the full error",
         ask_facts=("driver", "gpus"),
     ),
+    _S(
+        id="triton.lcuda_incompatible",
+        pattern=r"skipping incompatible \S{0,300}libcuda\.so when searching for -lcuda",
+        cause="the linker finds only a libcuda.so of another architecture (i386) for Triton's -lcuda; the x86_64 directory has only libcuda.so.1",
+        cause_id="libcuda_not_found",
+        check="triton.libcuda",
+        fix="Create the link next to the x86_64 libcuda.so.1 and refresh the cache: sudo ln -s libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so "
+        "&& sudo ldconfig; or export TRITON_LIBCUDA_PATH=<dir holding libcuda.so.1>",
+        ask="the output of `ldconfig -p | grep libcuda`",
+        ask_facts=("ldconfig",),
+    ),
+    _S(
+        # the same loader message as system.glibc, retyped with plain or curly quotes in a report
+        id="system.glibc_quoted",
+        pattern=r"version ['‘\"](?P<glibc>GLIBC_[\d.]{1,20})['’\"] not found",
+        cause="the C library is older than a binary needs ({glibc})",
+        cause_id="glibc_too_old",
+        check="system.os",
+        fix="Use a base image or OS with a newer glibc (torch wheels need glibc >= 2.28), or install a build made for this glibc",
+        ask="`ldd --version` and the OS release (`cat /etc/os-release`)",
+        ask_facts=("os_release",),
+    ),
     # --- within one check's own error (scope "check:<id>"; a bare "numpy" or "802" in a paste is
     # no cause): the check looks its hint up with ``hints_for``; triage and the smokes search only
     # the "paste" rows. ``fix`` may name ``{v}``, the torch version, which the check fills in.

@@ -171,3 +171,29 @@ def test_a_driver_older_than_torchs_cuda_is_named(text):
 
 def test_a_driver_new_enough_gives_no_cause():
     assert top("driver 535.104, torch 2.1.2+cu121\n") is None
+
+
+# ---- error texts retyped or reported from the other side ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "cause_id"),
+    [
+        ("ImportError: /lib64/libc.so.6: version 'GLIBC_2.14' not found (required by torch/lib/libshm.so)", "glibc_too_old"),
+        ("ImportError: /lib64/libc.so.6: version ‘GLIBC_2.27’ not found", "glibc_too_old"),
+        ("/usr/bin/ld: skipping incompatible /usr/lib/i386-linux-gnu/libcuda.so when searching for -lcuda", "libcuda_not_found"),
+    ],
+)
+def test_loader_messages_as_reporters_quote_them(text, cause_id):
+    assert top(text).cause_id == cause_id
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ldd (GNU libc) 2.35\nGLIBC_2.34 is available",
+        "/usr/bin/ld: skipping incompatible /usr/lib/i386-linux-gnu/libm.so when searching for -lm",
+    ],
+)
+def test_loader_lines_that_are_no_error_give_no_cause(text):
+    assert top(text) is None
