@@ -227,15 +227,23 @@ def build(torch_build):
 
 
 @check("torch.cpu_build_on_gpu_machine", tags=("build", "gpu"), sources=("live", "pasted"))
-def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None):
+def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None, amd_gpus=None):
     """A CPU-only torch is not installed on a machine with NVIDIA GPUs"""
     # B5: "AssertionError: Torch not compiled with CUDA enabled"; is_available() is False with no warning.
     count = len(gpus) if gpus else len(pci_gpus) if pci_gpus else 0
     loaded = (driver or {}).get("version") if not count else None  # a loaded NVIDIA driver: the GPU is there
-    if not count and not loaded:
+    amd = amd_gpus if not count and not loaded and isinstance(amd_gpus, list) else []
+    if not count and not loaded and not amd:
         return skip("no NVIDIA GPU on this machine")
     if torch_build["kind"] != "cpu":
         return ok(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build")
+    if amd:
+        targets = ", ".join(sorted({str(g.get("gfx")) for g in amd}))
+        return fail(
+            f"CPU-only torch {torch_build['version']} on a machine with {len(amd)} AMD GPU(s) ({targets})",
+            hint="install torch's ROCm build for the installed ROCm: pip install --force-reinstall torch --index-url "
+            "https://download.pytorch.org/whl/rocm<X.Y>",
+        )
     if loaded:
         return fail(
             f"CPU-only torch {torch_build['version']} on a machine with the NVIDIA driver {loaded} loaded", hint=_index_hint(driver)

@@ -197,3 +197,8 @@ def test_loader_messages_as_reporters_quote_them(text, cause_id):
 )
 def test_loader_lines_that_are_no_error_give_no_cause(text):
     assert top(text) is None
+
+
+def test_a_cpu_torch_beside_an_amd_gpu_is_named():
+    cause = top("torch==2.2.1+cpu\n" + ROCMINFO)
+    assert cause.cause_id == "cpu_torch_on_gpu_machine" and "gfx1032" in cause.summary and "rocm" in cause.fix
