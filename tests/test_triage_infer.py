@@ -202,3 +202,17 @@ def test_loader_lines_that_are_no_error_give_no_cause(text):
 def test_a_cpu_torch_beside_an_amd_gpu_is_named():
     cause = top("torch==2.2.1+cpu\n" + ROCMINFO)
     assert cause.cause_id == "cpu_torch_on_gpu_machine" and "gfx1032" in cause.summary and "rocm" in cause.fix
+
+
+def test_the_live_amd_gpus_fact_reads_the_kfd_topology(tmp_path, monkeypatch):
+    from envdoctor import Unavailable
+    from envdoctor_checks import rocm
+
+    for node, version in (("0", 0), ("1", 100302), ("2", 90010)):  # a CPU node, two GPUs
+        (tmp_path / node).mkdir()
+        (tmp_path / node / "properties").write_text(f"cpu_cores_count 0\ngfx_target_version {version}\nvendor_id 4098\n")
+    monkeypatch.setattr(rocm, "KFD", str(tmp_path))
+    assert [g["gfx"] for g in rocm.amd_gpus()] == ["gfx1032", "gfx90a"]
+    monkeypatch.setattr(rocm, "KFD", str(tmp_path / "none"))
+    with pytest.raises(Unavailable):
+        rocm.amd_gpus()
