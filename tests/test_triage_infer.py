@@ -216,3 +216,8 @@ def test_the_live_amd_gpus_fact_reads_the_kfd_topology(tmp_path, monkeypatch):
     monkeypatch.setattr(rocm, "KFD", str(tmp_path / "none"))
     with pytest.raises(Unavailable):
         rocm.amd_gpus()
+
+
+def test_a_gpu_mentioned_in_a_sentence_settles_the_arch_question():
+    assert top("torch 2.1.2+cu118 fails on my RTX 5090").cause_id == "arch_not_in_torch_build"
+    assert top("torch 2.1.2+cu121 runs fine on my RTX 3090") is None

@@ -142,6 +142,10 @@ class PasteWriter:
         self._acc.env_vars.setdefault(name, value)
         self._acc.evidence.setdefault(f"env.{name}", line.strip()[:300])
 
+    def gpus_known(self) -> bool:
+        """Whether any reader has stated a GPU yet (a tool's listing or a ``GPU:`` line)."""
+        return any(gpus for _, gpus in self._acc.gpu_sets)
+
     def driver(self, version: str, line: str) -> None:
         self._acc.put("driver", "version", version, line, RANK_READER)
 

@@ -197,10 +197,38 @@ def read_prose(lines: list[str], out: PasteWriter) -> None:
 
 GFX = re.compile(r"\bgfx(\d{2,4}[a-f]?)(?![\w])")
 # the lines that name one GPU's target (a build's target list names several, or is a variable)
-GFX_GPU = re.compile(r"^\s{0,8}(?:Name:|Marketing Name:|gcnArchName)|amdgcn-amd-amdhsa--gfx|gcnArchName|\b(?:GPU|Radeon|Instinct)\b", re.I)
+GFX_GPU = re.compile(
+    r"^\s{0,8}(?:Name:|Marketing Name:|gcnArchName)|amdgcn-amd-amdhsa--gfx|gcnArchName|\b(?:GPU|Radeon|Instinct|card|device|agent)\b", re.I
+)
 GFX_LIST = re.compile(r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|TensileLibrary|supported|[;,]\s{0,2}gfx", re.I)
 HSA_OVERRIDE = re.compile(r"\bHSA_OVERRIDE_GFX_VERSION\s{0,2}=\s{0,2}[\"']?(\d{1,2}\.\d{1,2}\.\d{1,2})\b")
 AMD_NAME = re.compile(r"\b(AMD (?:Radeon|Instinct)[\w ()-]{0,60}?)\s{0,2}(?:\(|,|$|\bgfx)")
+
+
+# A GPU named in a sentence by its product name ("on my RTX 3090", "an A100 80GB"): brand-led
+# consumer and workstation names and the data-centre parts whose names are unambiguous.
+GPU_MENTION = re.compile(
+    r"\b((?:NVIDIA\s)?(?:GeForce\s)?(?:RTX|GTX|GT|TITAN)\s?[A-Z]?\d{3,4}(?:\s?(?:Ti|SUPER|Ada))?"
+    r"|(?:NVIDIA\s|Tesla\s)?(?:[AHBV]100|H200|H800|H20|A800|A10G|A40|A30|L40S?|B200|GB200|K80|P100|P40|T4)(?:\s?\d{2,3}GB)?)\b"
+)
+
+
+@reader("gpu-mentions")
+def read_gpu_mentions(lines: list[str], out: PasteWriter) -> None:
+    """A GPU named only in prose, when nothing else names one: exactly one product (a paste
+    naming two may be comparing machines, so it states none)."""
+    if out.gpus_known():
+        return
+    found: dict[str, str] = {}
+    for line in lines:
+        for m in GPU_MENTION.finditer(line) if len(line) <= 400 else ():
+            key = re.sub(r"^(?:NVIDIA\s|GeForce\s|Tesla\s)+", "", m.group(1)).replace(" ", "").upper()
+            found.setdefault(key, m.group(1))
+            if len(found) > 1:
+                return
+    if found and (name := next(iter(found.values()))):
+        line = next(ln for ln in lines if name in ln)
+        out.gpu(name, line)
 
 
 @reader("rocm")

@@ -196,3 +196,18 @@ def test_prose_that_names_no_gpu_or_driver(line):
 )
 def test_driver_versions_in_prose(line, want):
     assert read_paste(line).facts["driver"]["version"] == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("I run it on my RTX 5090", ["RTX 5090"]),
+        ("training on 8 A100 80GB GPUs", ["A100 80GB"]),
+        ("NVIDIA GeForce RTX 3060 Ti here, and the RTX 3060 Ti again", ["NVIDIA GeForce RTX 3060 Ti"]),
+        ("works on RTX 3090 but not on my RTX 4090", []),  # two products: comparing machines
+        ("GPU: RTX 3090\nalso tried an A100", ["RTX 3090"]),  # a stated GPU wins over a mention
+        ("RTX PRO 6000 Blackwell", []),  # not a name the mention pattern can bound
+    ],
+)
+def test_a_gpu_mentioned_in_prose(text, want):
+    assert [g["name"] for g in read_paste(text).facts.get("gpus") or []] == want
