@@ -701,6 +701,18 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="`ldd --version` and the OS release (`cat /etc/os-release`)",
         ask_facts=("os_release",),
     ),
+    _S(
+        # the first half of pip's message (the "No matching distribution" line is triton.no_wheel)
+        id="triton.no_version",
+        pattern=r"Could not find a version that satisfies the requirement (?P<dist>pytorch-triton|torchtriton|triton)\b",
+        cause="pip finds no {dist} wheel for this platform or Python version (Triton ships wheels only for some Pythons, "
+        "operating systems and CPU architectures)",
+        cause_id="triton_missing",
+        check="compile.triton_available",
+        fix="Use a Python version and platform Triton publishes wheels for (Linux x86_64/aarch64, a Python torch supports), "
+        "or on Windows the triton-windows distribution; torch.compile(backend='aot_eager') works without Triton",
+        ask="the Python version, OS and CPU architecture (`python -VV`, `uname -m`)",
+    ),
     # --- within one check's own error (scope "check:<id>"; a bare "numpy" or "802" in a paste is
     # no cause): the check looks its hint up with ``hints_for``; triage and the smokes search only
     # the "paste" rows. ``fix`` may name ``{v}``, the torch version, which the check fills in.

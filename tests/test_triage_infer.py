@@ -221,3 +221,9 @@ def test_the_live_amd_gpus_fact_reads_the_kfd_topology(tmp_path, monkeypatch):
 def test_a_gpu_mentioned_in_a_sentence_settles_the_arch_question():
     assert top("torch 2.1.2+cu118 fails on my RTX 5090").cause_id == "arch_not_in_torch_build"
     assert top("torch 2.1.2+cu121 runs fine on my RTX 3090") is None
+
+
+def test_half_of_pips_no_wheel_message_is_enough():
+    text = "ERROR: Could not find a version that satisfies the requirement triton==2.0.0 (from versions: none)"
+    assert top(text).cause_id == "triton_missing"
+    assert top("ERROR: Could not find a version that satisfies the requirement tritonclient==9.9") is None
