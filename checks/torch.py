@@ -363,32 +363,58 @@ def arch_support(torch_build, gpus, torch_runtime=None, visible_gpus=None):
     return ok("; ".join(f"{i.name}: {i.message}" for i in items), items=items, details=details)
 
 
-@check("torch.gpu_below_builds", tags=("gpu",), sources=("live", "pasted"))
-def gpu_below_builds(gpus, torch_build=None, dists=None):
-    """No GPU is older than every CUDA build of the installed torch line"""
+def _line_builds(version: str | None) -> tuple[dict[str, tuple[str, ...]], str]:
+    """The CUDA builds to judge a GPU against, and how to name them: the release line's (for a
+    version without its variant), or every line since the table's oldest (no version: then only
+    a GPU below all of them is judged, as a newer torch than the table may cover a new GPU)."""
+    if version:
+        return rd.line_arch_flags(version), f"every CUDA build of torch {version}"
+    builds = rd.all_arch_flags()
+    return builds, "every CUDA build of torch since " + min(builds, key=_line_key).split()[0] if builds else ""
+
+
+def _covered(g: dict, builds: dict[str, tuple[str, ...]]) -> bool:
+    """Whether any of the builds (``cu118`` or ``"2.1 cu118"`` -> arch flags) runs the GPU."""
+    for key, flags in builds.items():
+        tag = key.split()[-1]
+        if _arch_item(g, list(flags), f"{tag[2:-1]}.{tag[-1]}").status is Status.PASS:
+            return True
+    return False
+
+
+@check("torch.line_arch_support", tags=("gpu",), sources=("live", "pasted"))
+def line_arch_support(gpus, torch_build=None, dists=None):
+    """Some CUDA build of the installed torch release has kernels for each GPU"""
     # pytorch#31876-like: a GeForce 210 (cc 1.2) with torch 1.2.0 and `Is CUDA available: No`,
-    # no error text and no CUDA variant; every CUDA build of the line starts at sm_35.
+    # no error text and no CUDA variant: every CUDA build of the line starts at sm_35. The same
+    # for a GPU newer than every build of the line (an RTX 5090 under any torch 2.5 build).
     if torch_build and torch_build.get("kind") not in (None, "cuda"):
         return skip(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build")
     version = (torch_build or {}).get("version") or ((dists or {}).get("torch") or {}).get("version")
     if torch_build and rd.arch_flags(version, torch_build.get("cuda")):
         return skip("torch.arch_support judges this build's arch list")
-    builds = rd.line_arch_flags(version) if version else rd.all_arch_flags()
+    builds, what = _line_builds(version)
     if not builds:
         return skip(f"the tables know no CUDA build of torch {version}")
     known = [g for g in gpus or [] if compat.cc_tuple(g.get("cc"))]
     if not known:
         return skip("no GPU's compute capability is known")
-    below = [g for g in known if all(compat.arch_match(g["cc"], list(f)).how == "none" for f in builds.values())]
-    what = f"every CUDA build of torch {version}" if version else "every CUDA build of torch since " + min(builds, key=_line_key).split()[0]
-    if not below:
+    lowest = min((low for f in builds.values() if (low := compat.lowest_arch(list(f)))), key=lambda x: x[1])
+    bad = [g for g in known if not _covered(g, builds) and (version or compat.cc_tuple(g["cc"]) < lowest[1])]
+    if not bad:
         return ok(f"each GPU is covered by a CUDA build of {what.removeprefix('every CUDA build of ')}")
-    lowest = min((compat.lowest_arch(list(f)) for f in builds.values() if compat.lowest_arch(list(f))), key=lambda x: x[1])
-    g0 = below[0]
+    g0 = bad[0]
+    if compat.cc_tuple(g0["cc"]) < lowest[1]:
+        return fail(
+            f"{_label(g0)} has compute capability {g0.get('cc')}, below {what} (the lowest arch is {lowest[0]}): the GPU is too old for it",
+            hint="use an older torch release that still has kernels for this GPU, build torch from source for it, or use a newer GPU",
+            details={"cause_id": ARCH_CAUSE, "lowest_arch": lowest[0]},
+        )
     return fail(
-        f"{_label(g0)} has compute capability {g0.get('cc')}, below {what} (the lowest arch is {lowest[0]}): the GPU is too old for it",
-        hint="use an older torch release that still has kernels for this GPU, build torch from source for it, or use a newer GPU",
-        details={"cause_id": ARCH_CAUSE, "lowest_arch": lowest[0]},
+        f"{_label(g0)} has compute capability {g0.get('cc')}, which {what} lacks kernels for (the newest arch is "
+        f"{max((compat.highest_arch(list(f)) for f in builds.values()), key=lambda x: x[1])[0]}): the GPU is newer than this torch",
+        hint="install " + compat.recommend_variant(g0.get("cc") or ""),
+        details={"cause_id": ARCH_CAUSE},
     )
 
 

@@ -45,7 +45,7 @@ HEALTHY_ARCH = {
 def test_a_gpu_without_kernels_in_the_pasted_build_is_named(text):
     cause = top(text)
     assert cause is not None and cause.cause_id == "arch_not_in_torch_build", cause
-    assert cause.check in ("torch.arch_support", "torch.gpu_below_builds")
+    assert cause.check in ("torch.arch_support", "torch.line_arch_support")
 
 
 @pytest.mark.parametrize("text", HEALTHY_ARCH.values(), ids=HEALTHY_ARCH.keys())
@@ -227,3 +227,18 @@ def test_half_of_pips_no_wheel_message_is_enough():
     text = "ERROR: Could not find a version that satisfies the requirement triton==2.0.0 (from versions: none)"
     assert top(text).cause_id == "triton_missing"
     assert top("ERROR: Could not find a version that satisfies the requirement tritonclient==9.9") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "broken"),
+    [
+        ("torch 2.5.1\nGPU: NVIDIA GeForce RTX 5090\n", True),  # no build of 2.5 has sm_120
+        ("torch 2.8.0\nGPU: NVIDIA GeForce RTX 5090\n", False),  # 2.8's cu128 has it
+        ("GPU: NVIDIA GeForce RTX 5090\n", False),  # no version: only a GPU below every build is judged
+    ],
+    ids=["new GPU, old line", "new GPU, a line with a build for it", "no torch version"],
+)
+def test_a_gpu_newer_than_every_build_of_the_line(text, broken):
+    cause = top(text)
+    assert (cause is not None and cause.cause_id == "arch_not_in_torch_build" and "newer" in cause.summary) is broken
+    assert broken or cause is None
