@@ -396,9 +396,10 @@ def line_arch_support(gpus, torch_build=None, dists=None):
     builds, what = _line_builds(version)
     if not builds:
         return skip(f"the tables know no CUDA build of torch {version}")
-    known = [g for g in gpus or [] if compat.cc_tuple(g.get("cc"))]
+    # Jetson/DRIVE iGPUs run NVIDIA's own torch builds, not the wheels the tables list
+    known = [g for g in gpus or [] if (cc := compat.cc_tuple(g.get("cc"))) and cc not in compat.IGPU_CC]
     if not known:
-        return skip("no GPU's compute capability is known")
+        return skip("no discrete GPU's compute capability is known")
     lowest = min((low for f in builds.values() if (low := compat.lowest_arch(list(f)))), key=lambda x: x[1])
     bad = [g for g in known if not _covered(g, builds) and (version or compat.cc_tuple(g["cc"]) < lowest[1])]
     if not bad:

@@ -242,3 +242,7 @@ def test_a_gpu_newer_than_every_build_of_the_line(text, broken):
     cause = top(text)
     assert (cause is not None and cause.cause_id == "arch_not_in_torch_build" and "newer" in cause.summary) is broken
     assert broken or cause is None
+
+
+def test_a_jetson_igpu_is_not_judged_against_the_x86_wheels():
+    assert top("torch 2.1.0\nGPU: Jetson AGX Orin\n") is None
