@@ -72,7 +72,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="triton.no_wheel",
-        pattern=r"No matching distribution found for (?P<dist>pytorch-triton|torchtriton|triton)\b",
+        pattern=r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) (?P<dist>pytorch-triton|torchtriton|triton)\b",
         cause="pip finds no {dist} wheel for this platform or Python version (Triton ships wheels only for some Pythons, "
         "operating systems and CPU architectures)",
         cause_id="triton_missing",
@@ -119,7 +119,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="triton.lcuda",
-        pattern=r"cannot find -lcuda\b",
+        pattern=r"cannot find -lcuda\b|skipping incompatible \S{0,300}libcuda\.so when searching for -lcuda",
         cause="the linker cannot find the unversioned libcuda.so that Triton's launcher links with -lcuda (only libcuda.so.1 is there: common in WSL and some images)",
         cause_id="libcuda_not_found",
         check="triton.libcuda",
@@ -375,7 +375,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="system.glibc",
-        pattern=r"version `(?P<glibc>GLIBC_[\d.]{1,20})' not found",
+        pattern=r"version [`'‘\"](?P<glibc>GLIBC_[\d.]{1,20})['’\"] not found",  # as the loader prints it, or retyped
         cause="the C library is older than a binary needs ({glibc})",
         cause_id="glibc_too_old",
         check="system.os",
@@ -678,40 +678,6 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Check the GPU and driver: nvidia-smi; look for Xid errors in dmesg; see the nvidia.* and torch.* checks",
         ask="`nvidia-smi`, `dmesg | grep -i xid` and the full error",
         ask_facts=("driver", "gpus"),
-    ),
-    _S(
-        id="triton.lcuda_incompatible",
-        pattern=r"skipping incompatible \S{0,300}libcuda\.so when searching for -lcuda",
-        cause="the linker finds only a libcuda.so of another architecture (i386) for Triton's -lcuda; the x86_64 directory has only libcuda.so.1",
-        cause_id="libcuda_not_found",
-        check="triton.libcuda",
-        fix="Create the link next to the x86_64 libcuda.so.1 and refresh the cache: sudo ln -s libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so "
-        "&& sudo ldconfig; or export TRITON_LIBCUDA_PATH=<dir holding libcuda.so.1>",
-        ask="the output of `ldconfig -p | grep libcuda`",
-        ask_facts=("ldconfig",),
-    ),
-    _S(
-        # the same loader message as system.glibc, retyped with plain or curly quotes in a report
-        id="system.glibc_quoted",
-        pattern=r"version ['‘\"](?P<glibc>GLIBC_[\d.]{1,20})['’\"] not found",
-        cause="the C library is older than a binary needs ({glibc})",
-        cause_id="glibc_too_old",
-        check="system.os",
-        fix="Use a base image or OS with a newer glibc (torch wheels need glibc >= 2.28), or install a build made for this glibc",
-        ask="`ldd --version` and the OS release (`cat /etc/os-release`)",
-        ask_facts=("os_release",),
-    ),
-    _S(
-        # the first half of pip's message (the "No matching distribution" line is triton.no_wheel)
-        id="triton.no_version",
-        pattern=r"Could not find a version that satisfies the requirement (?P<dist>pytorch-triton|torchtriton|triton)\b",
-        cause="pip finds no {dist} wheel for this platform or Python version (Triton ships wheels only for some Pythons, "
-        "operating systems and CPU architectures)",
-        cause_id="triton_missing",
-        check="compile.triton_available",
-        fix="Use a Python version and platform Triton publishes wheels for (Linux x86_64/aarch64, a Python torch supports), "
-        "or on Windows the triton-windows distribution; torch.compile(backend='aot_eager') works without Triton",
-        ask="the Python version, OS and CPU architecture (`python -VV`, `uname -m`)",
     ),
     # --- within one check's own error (scope "check:<id>"; a bare "numpy" or "802" in a paste is
     # no cause): the check looks its hint up with ``hints_for``; triage and the smokes search only
