@@ -259,6 +259,22 @@ def arch_match(cc: str, arch_flags: list[str]) -> ArchMatch:
     return ArchMatch("none")
 
 
+def lowest_arch(arch_flags: list[str]) -> tuple[str, tuple[int, int]] | None:
+    """The oldest architecture a build carries (SASS or PTX): ("sm_37", (3, 7)); None for none."""
+    flags = [f for f in (parse_arch_flag(x) for x in arch_flags) if f]
+    if not flags:
+        return None
+    low = min(flags, key=lambda f: f.cc)
+    return f"sm_{low.cc[0]}{low.cc[1]}", low.cc
+
+
+def highest_arch(arch_flags: list[str]) -> tuple[str, tuple[int, int]]:
+    """The newest architecture a build carries, as ``lowest_arch``; ("", (0, 0)) for none."""
+    flags = [f for f in (parse_arch_flag(x) for x in arch_flags) if f]
+    high = max(flags, key=lambda f: f.cc) if flags else None
+    return (f"sm_{high.cc[0]}{high.cc[1]}", high.cc) if high else ("", (0, 0))
+
+
 def recommend_variant(cc: str) -> str:
     """Which torch wheel variant covers a GPU (failure-catalog §2.4), as advice text."""
     c = cc_tuple(cc) or (0, 0)

@@ -120,9 +120,7 @@ class CudaBuild:
     @property
     def arch_flags(self) -> tuple[str, ...]:
         """In ``torch._C._cuda_getArchFlags()`` form: ("sm_50", ..., "sm_90", "compute_90")."""
-        sass = [f"sm_{a.split('+')[0].replace('.', '')}" for a in self.arch_list]
-        ptx = [f"compute_{a.split('+')[0].replace('.', '')}" for a in self.arch_list if a.endswith("+PTX")]
-        return tuple(sass + ptx)
+        return _flags(self.arch_list)
 
 
 @dataclass(frozen=True)
@@ -308,9 +306,54 @@ def arch_list(torch_version: str | None, cuda: str | None = None) -> tuple[str, 
 
 
 def arch_flags(torch_version: str | None, cuda: str | None = None) -> tuple[str, ...] | None:
-    """The same list as ``torch._C._cuda_getArchFlags()`` would give, for ``_cuda_compat.arch_match``."""
+    """The same list as ``torch._C._cuda_getArchFlags()`` would give, for ``_cuda_compat.arch_match``
+    (torch 1.x from the legacy table, ``torch_legacy_arches.json``)."""
     build = cuda_build(torch_version, cuda)
-    return build.arch_flags if build and build.arch_list else None
+    if build and build.arch_list:
+        return build.arch_flags
+    v = parse_torch_version(torch_version)
+    if v is None or v.prerelease or v.line in torch_lines():
+        return None
+    tag = cuda_tag(cuda or v.local)
+    arches = _legacy_lines().get(v.line, {}).get(tag) if tag else None
+    return _flags(arches) if arches else None
+
+
+def line_arch_flags(torch_version: str | None) -> dict[str, tuple[str, ...]]:
+    """Every CUDA build of the version's release line: tag -> arch flags ({} when unknown)."""
+    v = parse_torch_version(torch_version)
+    if v is None or v.prerelease:
+        return {}
+    line = torch_lines().get(v.line)
+    if line:
+        return {b.tag: b.arch_flags for b in line.cuda_builds if b.arch_list}
+    return {tag: _flags(arches) for tag, arches in _legacy_lines().get(v.line, {}).items()}
+
+
+def all_arch_flags() -> dict[str, tuple[str, ...]]:
+    """Every CUDA build the tables know, ``"<line> <tag>"`` -> arch flags (torch 1.2 onwards)."""
+    out = {f"{line} {tag}": _flags(arches) for line, builds in _legacy_lines().items() for tag, arches in builds.items()}
+    for line in torch_lines().values():
+        out.update({f"{line.line} {b.tag}": b.arch_flags for b in line.cuda_builds if b.arch_list})
+    return out
+
+
+def cuda_first(cc: str | None) -> str | None:
+    """The first CUDA release that compiles for this compute capability (``"8.6"`` -> ``"11.1"``);
+    None for architectures older than the table (every CUDA since 9 knows them)."""
+    return load_json(LEGACY_FILE)["cuda_first"].get(cc or "")
+
+
+LEGACY_FILE = "torch_legacy_arches.json"
+
+
+def _legacy_lines() -> Mapping[str, Mapping[str, list]]:
+    return load_json(LEGACY_FILE)["lines"]
+
+
+def _flags(arches) -> tuple[str, ...]:
+    sass = [f"sm_{a.split('+')[0].replace('.', '')}" for a in arches]
+    return tuple(sass + [f"compute_{a.split('+')[0].replace('.', '')}" for a in arches if a.endswith("+PTX")])
 
 
 def nvidia_pins(torch_version: str | None, cuda: str | None = None) -> Mapping[str, str] | None:

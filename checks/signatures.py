@@ -72,7 +72,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="triton.no_wheel",
-        pattern=r"No matching distribution found for (?P<dist>pytorch-triton|torchtriton|triton)\b",
+        pattern=r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) (?P<dist>pytorch-triton|torchtriton|triton)\b",
         cause="pip finds no {dist} wheel for this platform or Python version (Triton ships wheels only for some Pythons, "
         "operating systems and CPU architectures)",
         cause_id="triton_missing",
@@ -119,7 +119,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="triton.lcuda",
-        pattern=r"cannot find -lcuda\b",
+        pattern=r"cannot find -lcuda\b|skipping incompatible \S{0,300}libcuda\.so when searching for -lcuda",
         cause="the linker cannot find the unversioned libcuda.so that Triton's launcher links with -lcuda (only libcuda.so.1 is there: common in WSL and some images)",
         cause_id="libcuda_not_found",
         check="triton.libcuda",
@@ -375,7 +375,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="system.glibc",
-        pattern=r"version `(?P<glibc>GLIBC_[\d.]{1,20})' not found",
+        pattern=r"version [`'‘\"](?P<glibc>GLIBC_[\d.]{1,20})['’\"] not found",  # as the loader prints it, or retyped
         cause="the C library is older than a binary needs ({glibc})",
         cause_id="glibc_too_old",
         check="system.os",

@@ -227,14 +227,27 @@ def build(torch_build):
 
 
 @check("torch.cpu_build_on_gpu_machine", tags=("build", "gpu"), sources=("live", "pasted"))
-def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None):
+def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None, amd_gpus=None):
     """A CPU-only torch is not installed on a machine with NVIDIA GPUs"""
     # B5: "AssertionError: Torch not compiled with CUDA enabled"; is_available() is False with no warning.
     count = len(gpus) if gpus else len(pci_gpus) if pci_gpus else 0
-    if not count:
+    loaded = (driver or {}).get("version") if not count else None  # a loaded NVIDIA driver: the GPU is there
+    amd = amd_gpus if not count and not loaded and isinstance(amd_gpus, list) else []
+    if not count and not loaded and not amd:
         return skip("no NVIDIA GPU on this machine")
     if torch_build["kind"] != "cpu":
         return ok(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build")
+    if amd:
+        targets = ", ".join(sorted({str(g.get("gfx")) for g in amd}))
+        return fail(
+            f"CPU-only torch {torch_build['version']} on a machine with {len(amd)} AMD GPU(s) ({targets})",
+            hint="install torch's ROCm build for the installed ROCm: pip install --force-reinstall torch --index-url "
+            "https://download.pytorch.org/whl/rocm<X.Y>",
+        )
+    if loaded:
+        return fail(
+            f"CPU-only torch {torch_build['version']} on a machine with the NVIDIA driver {loaded} loaded", hint=_index_hint(driver)
+        )
     names = sorted({g.get("name", "?") for g in gpus}) if gpus else ["on the PCI bus"]
     hint = _index_hint(driver)
     import platform
@@ -291,40 +304,123 @@ def _gpus_for_arch(visible_gpus, gpus, torch_runtime) -> list[dict]:
     return gs
 
 
+ARCH_CAUSE = "arch_not_in_torch_build"  # the catalog's category for a GPU a build has no kernels for
+
+
+def _arch_item(g: dict, flags, cuda: str | None) -> Item:
+    """How one GPU runs a build: native kernels, PTX JIT, or not at all (below the build's
+    lowest arch, beside it, or newer than the build's CUDA)."""
+    cc = g.get("cc") or ""
+    sm = "sm_" + (cc or "?").replace(".", "")
+    if not compat.cc_tuple(cc):
+        return Item(_label(g), Status.SKIP, "compute capability unknown (the GPU's name is not in the table)")
+    m = compat.arch_match(cc, flags)
+    first = rd.cuda_first(cc)
+    if m.how == "ptx" and first and (compat.cuda_tuple(cuda) or (99, 0)) < (compat.cuda_tuple(first) or (0, 0)):
+        return Item(
+            _label(g),
+            Status.FAIL,
+            f"{sm} only through PTX, but CUDA {cuda} predates {sm} (first in CUDA {first}): its libraries have no kernels for it",
+        )
+    if m.how == "sass":
+        return Item(_label(g), Status.PASS, f"{sm}: native kernels ({m.flag})")
+    if m.how == "ptx":
+        return Item(_label(g), Status.PASS, f"{sm}: through PTX JIT of {m.flag} (first use compiles)")
+    low = compat.lowest_arch(flags)
+    if low and compat.cc_tuple(cc) < low[1]:
+        return Item(_label(g), Status.FAIL, f"{sm} is below the build's lowest arch ({low[0]}): the GPU is too old for this torch")
+    return Item(_label(g), Status.FAIL, f"{sm} is not in torch's arch list")
+
+
 @check("torch.arch_support", tags=("gpu",), sources=("live", "pasted"))
 def arch_support(torch_build, gpus, torch_runtime=None, visible_gpus=None):
     """torch has kernels for each GPU's compute capability"""
     # B3: "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the
     # current PyTorch installation" then "no kernel image is available for execution on the device".
-    _cuda_build(torch_build)
-    # Without the imported torch's own list (a paste of `pip list` and `nvidia-smi`), the
-    # release table's list for this build: a GTX 1080 under a cu128 build is judged, not asked about.
+    cuda = _cuda_build(torch_build)
+    # Without the imported torch's own list (a paste of `pip list` and `nvidia-smi`, or versions
+    # written by hand), the release table's list for this build: a GTX 1080 under a cu128 build
+    # is judged, not asked about.
     rt = _runtime(torch_runtime) if torch_runtime else {}  # an optional fact not there is a falsy Missing
-    flags = rt.get("arch_list") or list(rd.arch_flags(torch_build.get("version"), torch_build.get("cuda")) or ())
+    flags = rt.get("arch_list") or list(rd.arch_flags(torch_build.get("version"), cuda) or ())
     if not flags:
         return skip("torch reports no CUDA arch list")
-    items = []
-    for g in _gpus_for_arch(visible_gpus, gpus, rt):
-        m = compat.arch_match(g.get("cc") or "", flags)
-        sm = "sm_" + (g.get("cc") or "?").replace(".", "")
-        if m.how == "sass":
-            items.append(Item(_label(g), Status.PASS, f"{sm}: native kernels ({m.flag})"))
-        elif m.how == "ptx":
-            items.append(Item(_label(g), Status.PASS, f"{sm}: through PTX JIT of {m.flag} (first use compiles)"))
-        else:
-            items.append(Item(_label(g), Status.FAIL, f"{sm} is not in torch's arch list"))
-    bad = [i for i in items if i.status is Status.FAIL]
-    details = {"arch_list": flags}
+    gs = _gpus_for_arch(visible_gpus, gpus, rt)
+    items = [_arch_item(g, flags, cuda) for g in gs]
+    bad = [(g, i) for g, i in zip(gs, items, strict=True) if i.status is Status.FAIL]
+    details = {"arch_list": flags, "cause_id": ARCH_CAUSE}
     if bad:
-        g0 = next(g for g in _gpus_for_arch(visible_gpus, gpus, rt) if _label(g) == bad[0].name)
+        g0, i0 = bad[0]
         return fail(
-            f"{bad[0].name} has compute capability {g0.get('cc')}, which torch {torch_build['version']} has no kernels for "
-            f"(built for {' '.join(flags)}): 'no kernel image is available for execution on the device'",
+            f"{i0.name} has compute capability {g0.get('cc')}, which torch {torch_build['version']} has no kernels for "
+            f"({i0.message}; built for {' '.join(flags)}): 'no kernel image is available for execution on the device'",
             hint="install " + compat.recommend_variant(g0.get("cc") or ""),
             items=items,
             details=details,
         )
+    if all(i.status is Status.SKIP for i in items):
+        return skip("no GPU's compute capability is known", details=details)
     return ok("; ".join(f"{i.name}: {i.message}" for i in items), items=items, details=details)
+
+
+def _line_builds(version: str | None) -> tuple[dict[str, tuple[str, ...]], str]:
+    """The CUDA builds to judge a GPU against, and how to name them: the release line's (for a
+    version without its variant), or every line since the table's oldest (no version: then only
+    a GPU below all of them is judged, as a newer torch than the table may cover a new GPU)."""
+    if version:
+        return rd.line_arch_flags(version), f"every CUDA build of torch {version}"
+    builds = rd.all_arch_flags()
+    return builds, "every CUDA build of torch since " + min(builds, key=_line_key).split()[0] if builds else ""
+
+
+def _covered(g: dict, builds: dict[str, tuple[str, ...]]) -> bool:
+    """Whether any of the builds (``cu118`` or ``"2.1 cu118"`` -> arch flags) runs the GPU."""
+    for key, flags in builds.items():
+        tag = key.split()[-1]
+        if _arch_item(g, list(flags), f"{tag[2:-1]}.{tag[-1]}").status is Status.PASS:
+            return True
+    return False
+
+
+@check("torch.line_arch_support", tags=("gpu",), sources=("live", "pasted"))
+def line_arch_support(gpus, torch_build=None, dists=None):
+    """Some CUDA build of the installed torch release has kernels for each GPU"""
+    # pytorch#31876-like: a GeForce 210 (cc 1.2) with torch 1.2.0 and `Is CUDA available: No`,
+    # no error text and no CUDA variant: every CUDA build of the line starts at sm_35. The same
+    # for a GPU newer than every build of the line (an RTX 5090 under any torch 2.5 build).
+    if torch_build and torch_build.get("kind") not in (None, "cuda"):
+        return skip(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build")
+    version = (torch_build or {}).get("version") or ((dists or {}).get("torch") or {}).get("version")
+    if torch_build and rd.arch_flags(version, torch_build.get("cuda")):
+        return skip("torch.arch_support judges this build's arch list")
+    builds, what = _line_builds(version)
+    if not builds:
+        return skip(f"the tables know no CUDA build of torch {version}")
+    # Jetson/DRIVE iGPUs run NVIDIA's own torch builds, not the wheels the tables list
+    known = [g for g in gpus or [] if (cc := compat.cc_tuple(g.get("cc"))) and cc not in compat.IGPU_CC]
+    if not known:
+        return skip("no discrete GPU's compute capability is known")
+    lowest = min((low for f in builds.values() if (low := compat.lowest_arch(list(f)))), key=lambda x: x[1])
+    bad = [g for g in known if not _covered(g, builds) and (version or compat.cc_tuple(g["cc"]) < lowest[1])]
+    if not bad:
+        return ok(f"each GPU is covered by a CUDA build of {what.removeprefix('every CUDA build of ')}")
+    g0 = bad[0]
+    if compat.cc_tuple(g0["cc"]) < lowest[1]:
+        return fail(
+            f"{_label(g0)} has compute capability {g0.get('cc')}, below {what} (the lowest arch is {lowest[0]}): the GPU is too old for it",
+            hint="use an older torch release that still has kernels for this GPU, build torch from source for it, or use a newer GPU",
+            details={"cause_id": ARCH_CAUSE, "lowest_arch": lowest[0]},
+        )
+    return fail(
+        f"{_label(g0)} has compute capability {g0.get('cc')}, which {what} lacks kernels for (the newest arch is "
+        f"{max((compat.highest_arch(list(f)) for f in builds.values()), key=lambda x: x[1])[0]}): the GPU is newer than this torch",
+        hint="install " + compat.recommend_variant(g0.get("cc") or ""),
+        details={"cause_id": ARCH_CAUSE},
+    )
+
+
+def _line_key(label: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in label.split()[0].split("."))
 
 
 def _label(g: dict) -> str:

@@ -701,12 +701,14 @@ def _ptxas_hint(bad: Sequence[Item], driver) -> str:
 
 
 @check("triton.gpu_supported", tags=("gpu",), sources=("live", "pasted"))
-def gpu_supported(triton_pkg=None, torch_build=None, visible_gpus=None, gpus=None):
+def gpu_supported(triton_pkg=None, torch_build=None, visible_gpus=None, gpus=None, dists=None):
     """The GPUs are new enough for Triton (torch.compile's GPU backend)"""
     if torch_build and torch_build.get("kind") not in ("cuda", None):
         return skip(f"torch is a {torch_build['kind']} build; NVIDIA compute capability does not apply")
-    if torch_build and (torch_mm := major_minor(str(torch_build.get("version") or ""))) and torch_mm < (2, 0):
-        return skip(f"torch {torch_build['version']} predates torch.compile (2.0), Triton's user here")
+    # the version alone when the build is not known (``torch 1.2.0`` written by hand)
+    version = str((torch_build or {}).get("version") or ((dists or {}).get("torch") or {}).get("version") or "")
+    if (torch_mm := major_minor(version)) and torch_mm < (2, 0):
+        return skip(f"torch {version} predates torch.compile (2.0), Triton's user here")
     gpu_list = _gpu_list(visible_gpus, gpus)
     if gpu_list is None:
         return skip(f"no NVIDIA GPU ({getattr(gpus, 'reason', '') or 'none found'})")

@@ -240,7 +240,7 @@ def _finding_cause(f: Finding, row: CheckOutcome | None, evidence: Mapping[str, 
     return Cause(
         cause_id=f.signature.cause_id,
         summary=summary,
-        check=f.signature.check,
+        check=row.id if row and status in ("fail", "warn") else f.signature.check,
         status=status,
         rank=rank,
         basis=basis,
@@ -268,19 +268,27 @@ def rank_causes(
         seen_causes.add(f.signature.cause_id)
         quoted.add(f.evidence)
         row = by_id.get(f.signature.check)
-        causes.append(_finding_cause(f, row, evidence, specs.get(f.signature.check)))
-        used_checks.add(f.signature.check)
-    categories = _check_causes(scoped(reg.signatures, PASTE))
+        if row is None or row.status not in (Status.FAIL, Status.WARN):
+            # another check whose result names this cause judges the same thing (details["cause_id"])
+            row = next((r for r in rows if r.status is Status.FAIL and r.details.get("cause_id") == f.signature.cause_id), row)
+        causes.append(_finding_cause(f, row, evidence, specs.get(row.id if row else f.signature.check)))
+        used_checks.add(row.id if row and row.status is Status.FAIL else f.signature.check)
+    paste_rows = scoped(reg.signatures, PASTE)
+    categories = _check_causes(paste_rows)
+    known_causes = {s.cause_id for s in paste_rows}
     for r in rows:
         if r.id in used_checks or r.status not in (Status.FAIL, Status.WARN):
             continue
-        cause_id = categories.get(r.id, r.id)
+        named = r.details.get("cause_id") if isinstance(r.details.get("cause_id"), str) else None
+        cause_id = named or categories.get(r.id, r.id)
         if cause_id in seen_causes:
             continue
         seen_causes.add(cause_id)
-        # a check whose failure is a known root cause (the catalog names it) before a symptom
-        # check (torch.cuda_available is False: why?)
-        rank = (CHECK_FAIL if r.status is Status.FAIL else CHECK_WARN) + (2 if r.id in categories else 0)
+        # a check whose failure is a known root cause (the catalog names the check, or the result
+        # names a catalog cause in details["cause_id"]) before a symptom check
+        # (torch.cuda_available is False: why?)
+        root = r.id in categories or cause_id in known_causes
+        rank = (CHECK_FAIL if r.status is Status.FAIL else CHECK_WARN) + (2 if root else 0)
         lines = _row_evidence(r, specs.get(r.id), evidence)
         incidental = bool(errors) and not findings
         causes.append(

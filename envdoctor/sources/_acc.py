@@ -92,6 +92,7 @@ class Acc:
     fields: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
     evidence: dict[str, str] = field(default_factory=dict)
     gpu_sets: list[tuple[int, list[dict]]] = field(default_factory=list)
+    amd_gpus: list[dict] = field(default_factory=list)  # AMD GPUs by gfx target (rocminfo, gcnArchName)
     dists: dict[str, dict] = field(default_factory=dict)
     env_vars: dict[str, str] = field(default_factory=dict)
     fabric: dict[str, dict] = field(default_factory=dict)

@@ -102,6 +102,13 @@ def gpus(acc: Acc) -> list[dict] | None:
     return out
 
 
+def amd_gpus(acc: Acc) -> list[dict] | None:
+    """AMD GPUs by gfx target, in the shape of the live ``amd_gpus`` fact."""
+    if not acc.amd_gpus:
+        return None
+    return [{"index": i, "name": g.get("name") or "", "gfx": g["gfx"], "source": SOURCE} for i, g in enumerate(acc.amd_gpus)]
+
+
 def python_info(acc: Acc) -> dict | None:
     version = acc.get("python", "version")
     if not version:

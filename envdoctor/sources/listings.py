@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote as url_unquote
 
-from envdoctor.sources._acc import RANK_CONDA, RANK_PIP, RANK_PIP3, Acc, build_of_conda, build_of_local
+from envdoctor.sources._acc import RANK_CONDA, RANK_ERROR, RANK_PIP, RANK_PIP3, Acc, build_of_conda, build_of_local
 
 NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}"
 VERSION = r"[0-9][A-Za-z0-9.+!_-]{0,120}"
@@ -21,6 +21,11 @@ PIP_LIST_ROW = re.compile(rf"^\s*({NAME})\s+({VERSION})(?:\s+(.*))?$")
 # A ``pip list`` row without its header (``pip list | grep torch``): name and version alone on the
 # line, two or more spaces apart as pip pads its columns ("Python 3.10.12" is not a row).
 PIP_LIST_HEADERLESS = re.compile(rf"^\s*({NAME}) {{2,}}({VERSION})\s*$")
+# A ``conda list`` row without its header (``conda list | grep torch``): name, version, a build
+# string of conda's shape (``py3.8_cpu_0``, ``hf484d3e_0``, ``cpu``, ``0``) and the channel,
+# padded with two or more spaces as conda pads its columns.
+CONDA_HEADERLESS = re.compile(rf"^\s*({NAME}) {{2,}}({VERSION}) {{2,}}([A-Za-z0-9_.]{{1,120}})(?: {{2,}}([A-Za-z0-9_.-]{{1,80}}))?\s*$")
+CONDA_BUILD = re.compile(r"^(?:\d{1,3}|cpu|py\d[\d.]{0,6}|[A-Za-z0-9.]{1,40}_[A-Za-z0-9_.]{1,80})$")
 DASHES = re.compile(r"^\s*-{3,}[\s-]*$")
 CONDA_HEADER = re.compile(r"^\s*#\s*(?:packages in environment at|Name\s+Version\s+Build)")
 CONDA_ROW = re.compile(rf"^\s*({NAME})\s+({VERSION})\s+(\S{{1,200}})(?:\s+(\S{{1,200}}))?\s*$")
@@ -62,6 +67,10 @@ def conda_row(acc: Acc, name: str, version: str, build: str, channel: str, line:
             acc.put("torch", k, v, line, RANK_CONDA)
     elif pip_name == "torch":
         add_torch_from_version(acc, version, line, RANK_CONDA)
+    elif low == "cpuonly" or (low == "pytorch-mutex" and build.lower() == "cpu"):
+        # the pytorch channel's CPU selectors (cpuonly, pytorch-mutex's cpu build): weaker than
+        # the pytorch row's own build string
+        acc.put("torch", "kind", "cpu", line, RANK_ERROR)
     elif low == "pytorch-cuda":
         # the pytorch channel's CUDA selector: pytorch-cuda 12.1 goes with a CUDA 12.1 pytorch
         acc.put("torch", "cuda_hint", ".".join(version.split(".")[:2]), line, RANK_CONDA)
@@ -195,8 +204,23 @@ def read_listings(lines: list[str], acc: Acc) -> None:
             i = conda_rows(lines, i + 1, acc)
         else:
             i += 1
+    read_conda_headerless(lines, acc)
     read_headerless(lines, acc)
     read_freeze(lines, acc)
+
+
+def read_conda_headerless(lines: list[str], acc: Acc) -> None:
+    """``conda list`` rows whose header the paste left out; the build column must have conda's
+    shape, so a ``pip list`` row with a location column is not taken for one."""
+    n = 0
+    for i, line in enumerate(lines):
+        m = None if i in acc.consumed or "  " not in line else CONDA_HEADERLESS.match(line)
+        if m and CONDA_BUILD.match(m.group(3)) and (m.group(4) or "_" in m.group(3)):
+            conda_row(acc, m.group(1), m.group(2), m.group(3), m.group(4) or "", line)
+            acc.consumed.add(i)
+            n += 1
+    if n:
+        acc.kind("conda_list")
 
 
 def read_headerless(lines: list[str], acc: Acc) -> None:

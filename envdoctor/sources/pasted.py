@@ -72,6 +72,7 @@ def _facts(acc: Acc) -> dict[str, Any]:
         "torch_build": tb,
         "driver": build.driver(acc),
         "gpus": gpu_list,
+        "amd_gpus": build.amd_gpus(acc),
         "python_info": build.python_info(acc),
         "os_release": build.os_release(acc),
         "torch_runtime": build.torch_runtime(acc, tb, gpu_list),

@@ -127,6 +127,25 @@ class PasteWriter:
         gpus.append(gpu)
         self._acc.evidence.setdefault(f"gpus@{RANK_READER}", line.strip()[:300])
 
+    def amd_gpu(self, gfx: str, line: str, name: str | None = None) -> None:
+        """An AMD GPU by its gfx target (``gfx1032``); a target already stated is not counted twice
+        (rocminfo names each agent twice: ``Name: gfx1032`` and its ISA ``amdgcn-amd-amdhsa--gfx1032``)."""
+        for g in self._acc.amd_gpus:
+            if g["gfx"] == gfx:
+                g["name"] = g.get("name") or name
+                return
+        self._acc.amd_gpus.append({"gfx": gfx, "name": name})
+        self._acc.evidence.setdefault("amd_gpus", line.strip()[:300])
+
+    def env_var(self, name: str, value: str, line: str) -> None:
+        """An environment variable the paste shows set (``export HSA_OVERRIDE_GFX_VERSION=10.3.0``)."""
+        self._acc.env_vars.setdefault(name, value)
+        self._acc.evidence.setdefault(f"env.{name}", line.strip()[:300])
+
+    def gpus_known(self) -> bool:
+        """Whether any reader has stated a GPU yet (a tool's listing or a ``GPU:`` line)."""
+        return any(gpus for _, gpus in self._acc.gpu_sets)
+
     def driver(self, version: str, line: str) -> None:
         self._acc.put("driver", "version", version, line, RANK_READER)
 

@@ -7,6 +7,8 @@ the same ``@reader`` mechanism a plugin uses.
 - ``python -m sglang.check_env``: ``PyTorch: 2.4.0+cu121``, ``GPU 0,1: NVIDIA A40``, ``GPU 0,1
   Compute Capability: 8.6``, ``CUDA Driver Version: 535.104.12``, ``triton: 3.0.0``
 - ``nvcc --version`` (``Cuda compilation tools, release 12.4, V12.4.131``) and ``pip show``
+- ROCm: an AMD GPU's gfx target from ``rocminfo`` (``Name: gfx1032``), ``gcnArchName`` or a GPU
+  line naming one (``AMD Radeon RX 6600 (gfx1032)``), and ``HSA_OVERRIDE_GFX_VERSION=10.3.0``
 - versions as people write them: ``- torch 2.1.2``, ``torch==2.3.0``, ``PyTorch: 2.9.1+cu130``,
   ``torch version：1.8.1+cu102``, ``cudatoolkit=10.1``, ``driver version: 590.48.01``,
   ``GPU: Tesla V100S``
@@ -40,14 +42,20 @@ PROSE_PACKAGES = (
     "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
 )
 PROSE_VERSION = re.compile(
-    r"(?:^|[\s`(\[,;])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,3}(?:===?|=|:|：|\s)\s{0,3}"
+    r"(?:^|[\s`(\[,;*|])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\*{0,2}\s{0,3}(?:===?|=|:|：|\||\s)\s{0,3}"
     r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",
     re.I,
 )
 CUDATOOLKIT = re.compile(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
-PROSE_DRIVER = re.compile(r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?\s{0,2}[:=：]?\s{0,2}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
+# "driver 535.104", "driver version: 590.48.01", "my driver is 470.82", a branch alone ("NVIDIA
+# driver 470", "driver: R535")
+PROSE_DRIVER = re.compile(
+    r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?(?:\s{1,2}is)?\s{0,2}[:=：]?\s{0,2}R?(\d{3}(?:\.\d{1,3}){0,2})(?![\d%]|\.\d)", re.I
+)
 PROSE_GPU = re.compile(
-    r"\bGPU(?:\s{0,2}model)?\s{0,2}[:：]\s{0,2}((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}[A-Za-z0-9 -]{0,30})",
+    r"\b(?:GPUs?|Graphics card|Video card)(?:\s{0,2}(?:model|type|name))?\*{0,2}(?:\s{0,2}[:：|]|\s{1,2}is)\s{0,2}\**"
+    r"(?:\d{1,2}\s?[x×]\s?)?"  # a count: "2x RTX 4090", "8 x H100"
+    r"((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}(?:[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}|[A-Z]\d\b)[A-Za-z0-9 -]{0,30})",
     re.I,
 )
 
@@ -177,9 +185,60 @@ def read_prose(lines: list[str], out: PasteWriter) -> None:
                 "numpy",
                 "driver",
                 "gpu",
+                "graphics card",
+                "video card",
                 "cudatoolkit",
                 "deepspeed",
                 "bitsandbytes",
             )
         ):
             _prose_line(line, out)
+
+
+GFX = re.compile(r"\bgfx(\d{2,4}[a-f]?)(?![\w])")
+# the lines that name one GPU's target (a build's target list names several, or is a variable)
+GFX_GPU = re.compile(
+    r"^\s{0,8}(?:Name:|Marketing Name:|gcnArchName)|amdgcn-amd-amdhsa--gfx|gcnArchName|\b(?:GPU|Radeon|Instinct|card|device|agent)\b", re.I
+)
+GFX_LIST = re.compile(r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|TensileLibrary|supported|[;,]\s{0,2}gfx", re.I)
+HSA_OVERRIDE = re.compile(r"\bHSA_OVERRIDE_GFX_VERSION\s{0,2}=\s{0,2}[\"']?(\d{1,2}\.\d{1,2}\.\d{1,2})\b")
+AMD_NAME = re.compile(r"\b(AMD (?:Radeon|Instinct)[\w ()-]{0,60}?)\s{0,2}(?:\(|,|$|\bgfx)")
+
+
+# A GPU named in a sentence by its product name ("on my RTX 3090", "an A100 80GB"): brand-led
+# consumer and workstation names and the data-centre parts whose names are unambiguous.
+GPU_MENTION = re.compile(
+    r"\b((?:NVIDIA\s)?(?:GeForce\s)?(?:RTX|GTX|GT|TITAN)\s?[A-Z]?\d{3,4}(?:\s?(?:Ti|SUPER|Ada))?"
+    r"|(?:NVIDIA\s|Tesla\s)?(?:[AHBV]100|H200|H800|H20|A800|A10G|A40|A30|L40S?|B200|GB200|K80|P100|P40|T4)(?:\s?\d{2,3}GB)?)\b"
+)
+
+
+@reader("gpu-mentions")
+def read_gpu_mentions(lines: list[str], out: PasteWriter) -> None:
+    """A GPU named only in prose, when nothing else names one: exactly one product (a paste
+    naming two may be comparing machines, so it states none)."""
+    if out.gpus_known():
+        return
+    found: dict[str, str] = {}
+    for line in lines:
+        for m in GPU_MENTION.finditer(line) if len(line) <= 400 else ():
+            key = re.sub(r"^(?:NVIDIA\s|GeForce\s|Tesla\s)+", "", m.group(1)).replace(" ", "").upper()
+            found.setdefault(key, m.group(1))
+            if len(found) > 1:
+                return
+    if found and (name := next(iter(found.values()))):
+        line = next(ln for ln in lines if name in ln)
+        out.gpu(name, line)
+
+
+@reader("rocm")
+def read_rocm(lines: list[str], out: PasteWriter) -> None:
+    """AMD GPUs by gfx target, and the override of the target HIP reports."""
+    for line in lines:
+        if "gfx" in line and len(line) <= 400:
+            targets = set(GFX.findall(line))
+            if len(targets) == 1 and GFX_GPU.search(line) and not GFX_LIST.search(line):
+                name = AMD_NAME.search(line)
+                out.amd_gpu("gfx" + targets.pop(), line, name.group(1).strip() if name else None)
+        if "HSA_OVERRIDE_GFX_VERSION" in line and (m := HSA_OVERRIDE.search(line)):
+            out.env_var("HSA_OVERRIDE_GFX_VERSION", m.group(1), line)

@@ -150,3 +150,64 @@ def test_long_and_hostile_lines_stay_linear():
     text = ("- torch version " + "9." * 3000 + "\n") + ("GPU: " + "A" * 5000 + "\n") + ("torch==" + "1" * 5000 + "\n")
     p = read_paste(text * 50)
     assert isinstance(p.facts, dict)
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("**torch**: 2.1.2+cu121", "2.1.2+cu121"),
+        ("| torch | 2.1.2+cu121 |", "2.1.2+cu121"),
+        ("* torch: 2.1.2", "2.1.2"),
+    ],
+)
+def test_torch_versions_in_markdown_bold_and_tables(line, want):
+    assert read_paste(line).facts["dists"]["torch"]["version"] == want
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("GPU: 2x RTX 4090", "RTX 4090"),
+        ("GPUs: 8 x H100", "H100"),
+        ("Graphics card: GTX 1080 Ti", "GTX 1080 Ti"),
+        ("GPU Model: Tesla T4", "Tesla T4"),
+        ("| GPU | RTX 4090 |", "RTX 4090"),
+        ("GPU is GeForce GT 740M | 3.0", "GeForce GT 740M"),
+    ],
+)
+def test_gpus_named_by_hand(line, want):
+    assert [g["name"].strip(" |") for g in read_paste(line).facts["gpus"]] == [want]
+
+
+@pytest.mark.parametrize("line", ["GPU: 1", "GPU: yes", "GPU is not detected", "the driver 100% fails"])
+def test_prose_that_names_no_gpu_or_driver(line):
+    facts = read_paste(line).facts
+    assert "gpus" not in facts and "driver" not in facts
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("NVIDIA driver 470, torch 2.3.0+cu121", "470"),
+        ("Driver: R535", "535"),
+        ("My driver is 470.82 and CUDA 11.4", "470.82"),
+        ("driver 535.", "535"),
+    ],
+)
+def test_driver_versions_in_prose(line, want):
+    assert read_paste(line).facts["driver"]["version"] == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("I run it on my RTX 5090", ["RTX 5090"]),
+        ("training on 8 A100 80GB GPUs", ["A100 80GB"]),
+        ("NVIDIA GeForce RTX 3060 Ti here, and the RTX 3060 Ti again", ["NVIDIA GeForce RTX 3060 Ti"]),
+        ("works on RTX 3090 but not on my RTX 4090", []),  # two products: comparing machines
+        ("GPU: RTX 3090\nalso tried an A100", ["RTX 3090"]),  # a stated GPU wins over a mention
+        ("RTX PRO 6000 Blackwell", []),  # not a name the mention pattern can bound
+    ],
+)
+def test_a_gpu_mentioned_in_prose(text, want):
+    assert [g["name"] for g in read_paste(text).facts.get("gpus") or []] == want
