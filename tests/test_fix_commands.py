@@ -18,7 +18,7 @@ import pytest
 
 from envdoctor import Fix, env_fix, pip_fix
 from envdoctor.testing import run_check
-from envdoctor_checks import _fixes, baseline, signatures
+from envdoctor_checks import _fixes, baseline, companions, signatures
 from envdoctor_checks import torch as torch_checks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,13 +28,14 @@ SITE = re.compile(r"\b(?:Fix|pip_fix|env_fix|system_package|restore_fix|_index_f
 # Where the built-in checks build fixes: file -> number of call sites. A new site must get a
 # producer below (and this count raised), so no printed command goes untested.
 SITES = {
-    "_fixes.py": 2,
+    "_fixes.py": 3,
     "baseline.py": 4,
-    "compile.py": 3,
+    "companions.py": 1,
+    "compile.py": 4,
     "nvidia.py": 3,
-    "toolchain.py": 4,
+    "toolchain.py": 5,
     "torch.py": 7,
-    "triton.py": 12,
+    "triton.py": 11,
 }
 
 
@@ -73,6 +74,10 @@ def produced() -> list[Fix]:
         pip_fix(PY, "install", "--force-reinstall", "--no-deps", "triton==3.6.0"),
     ]
     out.append(Fix(("ldconfig",), scope="system", needs_root=True))
+    out.append(pip_fix(PY, "install", "ninja"))
+    for torch_version in ("2.9.0", "2.13.0+cpu", "2.11.0+cu130"):  # the companion fix, with torch's own index
+        out.append(pip_fix(PY, "install", "--no-deps", *companions._index(torch_version), "torchaudio==2.9.0"))
+    out += _fixes.directory_fix("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor-$(id -u)")
     for name, value in (
         ("CXX", "/usr/bin/g++"),
         ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
@@ -81,6 +86,7 @@ def produced() -> list[Fix]:
         ("TRITON_CACHE_DIR", f"/tmp/triton-{os.getuid()}"),
         ("CC", "/usr/bin/gcc"),
         ("TRITON_LIBCUDA_PATH", "/usr/lib/x86_64-linux-gnu"),
+        ("USER", str(os.getuid())),
         ("ODD", "a b'c"),  # quoting holds for any value
     ):
         out.append(env_fix(name, value))
