@@ -219,6 +219,84 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="`pip list | grep -E 'torch|torchaudio'`",
         ask_facts=("dists",),
     ),
+    # --- shadowed or doubled NVIDIA libraries, torchvision's CUDA, Windows DLLs, CPU builds (issue 25) ----
+    _S(
+        id="torch.cuda_symbol_too_new",
+        pattern=r"undefined symbol:? (?P<symbol>__nvJitLink\w{1,80}?_1\d_\d{1,2}\b|cupti\w{1,80}(?=, version libcupti))(?:, version (?P<lib>lib\w{1,40}\.so\.\d{1,3}))?",
+        cause="the libnvJitLink/libcupti loaded first is older than the one torch's CUDA libraries need (undefined symbol {symbol}): "
+        "a CUDA toolkit's or conda's copy (/usr/local/cuda*/lib64, /opt/conda/lib), found through LD_LIBRARY_PATH, shadows the nvidia-* wheel's",
+        cause_id="system_lib_shadows_wheel",
+        check="torch.nvidia_wheel_pins",
+        fix="Remove the CUDA toolkit and conda lib directories from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH) so torch's own nvidia-* libraries load; "
+        "`LD_DEBUG=libs python -c 'import torch' 2>&1 | grep -E 'nvJitLink|cupti'` shows which copy is loaded",
+        ask="`echo $LD_LIBRARY_PATH`, `pip list | grep nvidia` and `ldd` of the library that fails",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.nccl_symbol",
+        pattern=r"undefined symbol:? (?P<symbol>nccl[A-Z]\w{1,80})",
+        cause="the NCCL loaded (libnccl.so.2) is older than the one torch was built with (undefined symbol {symbol}): a second nvidia-nccl wheel "
+        "(cu11 beside cu12, cu12 beside cu13) or another package's NCCL pin shadows torch's",
+        cause_id="nvidia_pip_lib_mismatch",
+        check="torch.nvidia_wheel_pins",
+        fix="Keep one NCCL, the one torch pins: pip uninstall the other nvidia-nccl-cuXX wheel, then pip install --force-reinstall torch==<your torch>; "
+        "unset LD_LIBRARY_PATH if it names a system NCCL",
+        ask="`pip list | grep -i -E 'torch|nccl'` and `echo $LD_LIBRARY_PATH`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.cudnn_sublibrary_mismatch",
+        pattern=r"CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+        cause="cuDNN's sub-libraries are loaded from different cuDNN versions (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH): a system or LD_LIBRARY_PATH "
+        "cuDNN 9 supplies some of them beside the nvidia-cudnn wheel's",
+        cause_id="system_lib_shadows_wheel",
+        check="torch.nvidia_wheel_pins",
+        fix="Find the stray copy (`LD_DEBUG=libs python your_script.py 2>&1 | grep 'calling init:.*cudnn'`), remove its directory from LD_LIBRARY_PATH "
+        "or the system cuDNN package (apt remove 'libcudnn9*'), and keep one nvidia-cudnn-cuXX wheel, the one torch pins",
+        ask="`echo $LD_LIBRARY_PATH`, `ldconfig -p | grep cudnn` and `pip list | grep -i -E 'torch|cudnn'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.torchvision_cuda",
+        pattern=r"PyTorch and torchvision were compiled with different\s{1,10}CUDA\s{1,10}(?:major\s{1,10})?versions",
+        cause="torchvision was built for another CUDA than the installed torch (one of them from another index, or torchvision built from source "
+        "against a system CUDA toolkit): {0}",
+        cause_id="torchvision_torch_mismatch",
+        check="torch.extension_abi",
+        fix="Install torch and torchvision together from torch's CUDA index: pip install --force-reinstall torch==<your torch> torchvision "
+        "--index-url https://download.pytorch.org/whl/cu<XY>",
+        ask="`pip list | grep -E 'torch|torchvision'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.deserialize_without_cuda",
+        pattern=r"Attempting to deserialize object on a CUDA\s{1,10}device but torch\.cuda\.is_available\(\) is False",
+        cause="torch.load was given a checkpoint saved on a GPU and CUDA is not available to this torch: on a GPU machine most often a CPU-only "
+        "torch build (on a machine without an NVIDIA GPU, load with map_location='cpu')",
+        cause_id="cpu_torch_on_gpu_machine",
+        check="torch.cpu_build_on_gpu_machine",
+        fix="Check torch.__version__ (a +cpu or conda *_cpu_* build has no CUDA) and install a CUDA build: pip install --force-reinstall torch "
+        "--index-url https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports); without a GPU use torch.load(..., map_location='cpu')",
+        ask="`pip list | grep torch` and `nvidia-smi`",
+        ask_facts=("dists", "driver", "gpus"),
+    ),
+    _S(
+        id="conda.cpu_variant_for_cuda",
+        # conda's CPU variant (a "+cpu"/"_cpu_0" build, the cpu-only or pytorch-mutex cpu package) after a CUDA toolkit
+        # was asked for in the same paste: the command, or the plan's cudatoolkit line (plans are sorted by name)
+        pattern=r"\b(?:cudatoolkit|pytorch-cuda)\b[\s\S]{0,2000}?(?P<pkg>(?:py)?torch(?:-nightly)?-\d[\w.]{0,40}\+cpu\S{0,60}"
+        r"|(?:py)?torch(?:-nightly)?[ \t]{1,40}\d[\w.+]{0,40}[ \t]{1,40}\S{0,40}_cpu_\d{1,3}\b|cpu-only-\d\S{0,20}"
+        r"|pytorch-mutex-1\.0-cpu|pytorch-mutex[ \t]{1,40}1\.0[ \t]{1,40}cpu\b)",
+        cause="conda resolved the CPU-only pytorch variant ({pkg}) although a CUDA toolkit was asked for: no CUDA package matched that "
+        "Python, CUDA and channel, so the solver fell back to the CPU build",
+        cause_id="cpu_torch_on_gpu_machine",
+        check="torch.cpu_build_on_gpu_machine",
+        fix="Install the CUDA variant explicitly (conda remove cpuonly first): conda install pytorch pytorch-cuda=<X.Y> -c pytorch -c nvidia, "
+        "or pip install torch --index-url https://download.pytorch.org/whl/cu<XY>",
+        ask="`conda list | grep -E 'pytorch|cuda|cpuonly'` and `nvidia-smi`",
+        ask_facts=("dists", "driver", "gpus"),
+    ),
+    # --- end of the issue-25 block ---------------------------------------------------------
     _S(
         id="torch.nvidia_lib_symbol",
         pattern=r"(?P<lib>lib(?:cusparse|cublas\w{0,20}|cudnn\w{0,20}|nccl|nvJitLink|cufft|curand|cusolver)[\w.]{0,100})[^\n]{0,1000}undefined symbol: (?P<symbol>\S+)",
@@ -277,13 +355,20 @@ SIGNATURES: tuple[Signature, ...] = (
     _S(
         id="torch.windows_dll",
         pattern=r"\[WinError 126\][^\n]{0,400}?Error loading \"[^\"\n]{0,300}\.dll\" or one of its dependencies|Error loading \"[^\"\n]{0,300}(?:fbgemm|c10|torch_cpu|torch_python|shm)\.dll\""
-        r"|\[WinError 126\] The specified module could not be found",
+        r"|\[WinError 126\] The specified module could not be found"
+        r"|Error loading\s{1,80}\"[^\"\n]{0,300}\.dll\"\s{1,80}or one of its dependencies"
+        # the same named in prose or a title: "error loading fbgemm.dll", "fbgemm.dll missing", a dependency tool's "libomp140.x86_64.dll MISSING"
+        r"|(?:error loading|could not load|cannot load|can't load|failed to load|unable to load)[ \t]{1,4}[\"'`]?(?:[^\s\"'`]{0,300}[/\\])?"
+        r"(?:fbgemm|c10|torch_cpu|torch_python|libomp140\.x86_64)\.dll"
+        r"|(?:fbgemm|c10|torch_cpu|torch_python|libomp140\.x86_64)\.dll[\"'`]?[ \t]{0,3}(?:is[ \t])?(?:missing|not found)",
         cause="a DLL torch loads on Windows, or one of its dependencies (the MSVC runtime, libomp), is missing",
         cause_id="windows_dll_dependency_missing",
         check="torch.importable",
         fix="Install the latest Microsoft Visual C++ Redistributable (x64); for torch 2.4 on Windows the missing dependency was libomp140.x86_64.dll, "
         "fixed in later releases: upgrade torch",
-        ask="the torch version and `python -VV` (and whether the VC++ redistributable is installed)",
+        ignore_case=True,
+        ask="`pip list | grep torch`, `python -VV` and whether the Microsoft Visual C++ Redistributable (x64) is installed",
+        ask_facts=("dists",),
     ),
     _S(
         id="torch.cublas_path",

@@ -27,8 +27,20 @@ REAL = {
     "triton.lcuda": "/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned 1 exit status",
     "toolchain.python_h": "/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory",
     "triton.no_c_compiler": "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
-    "torch.nvidia_lib_symbol": "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: "
+    "torch.nvidia_lib_symbol": "OSError: /usr/local/lib/python3.10/dist-packages/nvidia/cublas/lib/libcublas.so.11: "
+    "undefined symbol: cublasLtHSHMatmulAlgoInit, version libcublasLt.so.11",
+    # a CUDA-versioned nvJitLink symbol: an older libnvJitLink (a toolkit's, on LD_LIBRARY_PATH) is loaded first (failure-catalog B6)
+    "torch.cuda_symbol_too_new": "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: "
     "undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
+    "torch.nccl_symbol": "ImportError: /opt/venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister",
+    "torch.cudnn_sublibrary_mismatch": "RuntimeError: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH in F.conv2d on PyTorch nightly (cu130)",
+    "torch.torchvision_cuda": "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA "
+    "Version=11.7 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your PyTorch install.",
+    "torch.deserialize_without_cuda": "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+    "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.",
+    "conda.cpu_variant_for_cuda": "conda install pytorch-nightly cudatoolkit=10.0 -c pytorch\n\nThe following NEW packages will be INSTALLED:\n\n"
+    "  cpu-only           pytorch/linux-64::cpu-only-1.0-0\n"
+    "  pytorch-nightly    pytorch/linux-64::pytorch-nightly-1.2.0.dev20190805+cpu-py3.7_cpu_0",
     "torch.extension_abi": "ImportError: /usr/local/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
     "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
     "torch.cuda_lib_missing": "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
@@ -112,6 +124,7 @@ def test_each_real_error_text_finds_its_signature_first(sig_id, text):
 def test_specific_before_generic_undefined_symbol():
     # A CUDA library's undefined symbol is mismatched wheels, an extension's is a build for another torch.
     assert best(REAL["torch.nvidia_lib_symbol"], SIGNATURES).signature.cause_id == "nvidia_pip_lib_mismatch"
+    assert best(REAL["torch.cuda_symbol_too_new"], SIGNATURES).signature.cause_id == "system_lib_shadows_wheel"
     ext = best(REAL["torch.extension_abi"], SIGNATURES)
     assert ext.signature.cause_id == "extension_abi_mismatch" and "flash_attn_2_cuda" in ext.cause
 
@@ -196,3 +209,71 @@ def test_a_dead_probe_is_explained_from_the_catalog(output, cause):
     from envdoctor.core.probe import explain_output
 
     assert explain_output(output) == cause
+
+
+def _ids(text: str) -> list[str]:
+    return [f.signature.id for f in find(text, SIGNATURES)]
+
+
+def test_a_shadowed_or_doubled_nvidia_library_by_its_bare_undefined_symbol():
+    # pytorch#152783, #157381: the symbol names the library (and CUDA minor) it needs; only an older copy lacks it
+    bare = best("undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12", SIGNATURES)
+    assert bare.signature.id == "torch.cuda_symbol_too_new" and "__nvJitLinkCreate_12_8" in bare.cause
+    # pytorch#186591 (nvidia-nccl-cu12 beside -cu13): NCCL older than torch's, a second NCCL wheel
+    assert best("Importing Pytorch results in undefined symbol ncclCommResume", SIGNATURES).signature.cause_id == "nvidia_pip_lib_mismatch"
+    # near misses: a healthy ldd line, an unversioned CUPTI symbol, NCCL named without a missing symbol
+    assert _ids("\tlibnvJitLink.so.12 => /venv/lib/python3.12/site-packages/nvidia/nvjitlink/lib/libnvJitLink.so.12 (0x7f00)") == []
+    assert "torch.cuda_symbol_too_new" not in _ids("undefined symbol: cuptiActivityEnableDriverApi")
+    assert _ids("ncclCommRegister is used when NCCL >= 2.19: NCCL version 2.21.5+cuda12.4") == []
+
+
+def test_cudnn_sub_libraries_of_two_versions():
+    assert best("cudnn_frontend: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", SIGNATURES).signature.cause_id == "system_lib_shadows_wheel"
+    for other in ("CUDNN_STATUS_NOT_SUPPORTED", "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "cuDNN version: 90100"):
+        assert "torch.cudnn_sublibrary_mismatch" not in _ids(other), other
+
+
+def test_torchvision_built_for_another_cuda():
+    # wrapped, and the "major" form of newer torchvision releases
+    text = "RuntimeError: Detected that PyTorch and torchvision were compiled with different\nCUDA major versions. PyTorch has CUDA Version=12.1"
+    assert best(text, SIGNATURES).signature.id == "torch.torchvision_cuda"
+    audio = "Detected that PyTorch and TorchAudio were compiled with different CUDA versions"
+    assert best(audio, SIGNATURES).signature.id == "torch.torchaudio_symbol"
+    assert _ids("torchvision==0.16.0+cu118\ntorch==2.1.0+cu118") == []
+
+
+def test_windows_dll_wrapped_retyped_or_in_prose():
+    # kohya-ss/sd-scripts#1597: a log formatter wraps torch's message, in a German Windows
+    wrapped = (
+        "02:54:18-197331 ERROR    Could not load torch: [WinError 126] Das angegebene Modul wurde nicht gefunden. Error loading\n"
+        '                         "P:\\AI\\kohya_ss\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.'
+    )
+    for text in (
+        wrapped,
+        "[Bug]: error loading fbgemm.dll",
+        "fbgemm.dll missing while running benchmark.py",
+        "libomp140.x86_64.dll  MISSING",
+    ):
+        assert best(text, SIGNATURES).signature.id == "torch.windows_dll", text
+    for healthy in (
+        "C:\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll",
+        "copied fbgemm.dll and it loads fine",
+        "error loading config.json",
+    ):
+        assert _ids(healthy) == [], healthy
+
+
+def test_a_cpu_build_shown_by_torch_load_or_a_conda_plan():
+    assert best(REAL["torch.deserialize_without_cuda"], SIGNATURES).signature.cause_id == "cpu_torch_on_gpu_machine"
+    assert _ids("model = torch.load(path, map_location=torch.device('cpu'))\ntorch.cuda.is_available() is False") == []
+    plan = best("conda install pytorch cudatoolkit=11.3 -c pytorch\n  pytorch  1.11.0  py3.8_cpu_0  pytorch", SIGNATURES)
+    assert plan.signature.id == "conda.cpu_variant_for_cuda" and "py3.8_cpu_0" in plan.cause
+    # a CPU variant nobody asked CUDA of is a CPU machine's healthy install; a CUDA variant beside cudatoolkit is healthy too
+    cpu_box = "cpuonly                   2.0        0    pytorch\npytorch                   1.11.0     py3.8_cpu_0    pytorch\npytorch-mutex  1.0  cpu  pytorch"
+    assert _ids(cpu_box) == []
+    assert (
+        _ids(
+            "cudatoolkit               11.8.0     h6a678d5_0\npytorch                   2.0.1      py3.10_cuda11.8_cudnn8.7.0_0    pytorch"
+        )
+        == []
+    )
