@@ -260,7 +260,7 @@ SIGNATURES: tuple[Signature, ...] = (
         id="torch.torchvision_cuda",
         pattern=r"PyTorch and torchvision were compiled with different\s{1,10}CUDA\s{1,10}(?:major\s{1,10})?versions",
         cause="torchvision was built for another CUDA than the installed torch (one of them from another index, or torchvision built from source "
-        "against a system CUDA toolkit): {0}",
+        "against a system CUDA toolkit)",
         cause_id="torchvision_torch_mismatch",
         check="torch.extension_abi",
         fix="Install torch and torchvision together from torch's CUDA index: pip install --force-reinstall torch==<your torch> torchvision "
