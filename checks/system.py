@@ -65,13 +65,29 @@ _STACK_LIBS = re.compile(
 )
 
 
+# Development links the checks read by name stay with their paths (Triton links with -lcuda).
+_READ_LINKS = frozenset({"libcuda.so"})
+
+
+def _dev_link(name: str, paths: list, libs: dict) -> bool:
+    """Whether ``name`` is an unversioned development link (``libX.so``) whose every path sits
+    beside a versioned ``libX.so.N`` of the cache: the report then names it without the paths."""
+    if not name.endswith(".so") or name in _READ_LINKS or not isinstance(paths, list):
+        return False
+    beside = {os.path.dirname(p) for n, ps in libs.items() if n.startswith(name + ".") and isinstance(ps, list) for p in ps}
+    return bool(paths) and all(isinstance(p, str) and os.path.dirname(p) in beside for p in paths)
+
+
 def compact_ldconfig(value: dict) -> dict:
-    """The report keeps the GPU stack's libraries and how many the cache holds (--full-facts: all)."""
+    """The report keeps the GPU stack's libraries and how many the cache holds, the development
+    links that sit beside their versioned library by name only (--full-facts: all)."""
     libs = value.get("libs") if isinstance(value, dict) else None
     if not isinstance(libs, dict):
         return value
-    kept = {name: paths for name, paths in libs.items() if _STACK_LIBS.match(name)}
-    return {**value, "libs": kept, "libs_total": len(libs)}
+    stack = {name: paths for name, paths in libs.items() if _STACK_LIBS.match(name)}
+    links = sorted(name for name, paths in stack.items() if _dev_link(name, paths, stack))
+    kept = {name: paths for name, paths in stack.items() if name not in links}
+    return {**value, "libs": kept, "dev_links": links, "libs_total": len(libs)}
 
 
 @fact("ldconfig", ask="the output of `ldconfig -p | grep -E 'libcuda|libnvidia'`", compact=compact_ldconfig)

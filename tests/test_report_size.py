@@ -59,6 +59,7 @@ def _ldconfig() -> dict:
     for stem in _TOOLKIT:
         for v in ("12", "13"):
             libs[f"lib{stem}.so.{v}"] = [f"/usr/local/cuda-{v}.0/targets/x86_64-linux/lib/lib{stem}.so.{v}"]
+        libs[f"lib{stem}.so"] = [f"/usr/local/cuda-13.0/targets/x86_64-linux/lib/lib{stem}.so"]  # the toolkit's dev links
     libs["libcudnn.so.9"] = ["/usr/lib/x86_64-linux-gnu/libcudnn.so.9"]
     return {"path": "/sbin/ldconfig", "libs": libs}
 
@@ -208,6 +209,11 @@ def test_the_compact_facts_keep_what_the_checks_use(gpu_full, gpu_compact):
     assert libs["libcuda.so.1"] == gpu_full["facts"]["ldconfig"]["libs"]["libcuda.so.1"] and "libcuda.so" in libs
     assert {"libcudnn.so.9", "libnvidia-ml.so.1", "libcublasLt.so.13", "libcudart.so.12"} <= set(libs)
     assert "libX11.so.0" not in libs and facts["ldconfig"]["libs_total"] == len(gpu_full["facts"]["ldconfig"]["libs"])
+    # A development link beside its versioned library is named without its paths; libcuda.so
+    # (Triton links with -lcuda) keeps them.
+    full_libs = gpu_full["facts"]["ldconfig"]["libs"]
+    assert "libcudart.so" in full_libs and "libcudart.so" not in libs and "libcudart.so" in facts["ldconfig"]["dev_links"]
+    assert libs["libcuda.so"] == full_libs["libcuda.so"] and "libcuda.so" not in facts["ldconfig"]["dev_links"]
     # The cache checks read mount points and ro/noexec; /dev/shm and network mounts stay.
     mounts = {m["mount_point"]: m for m in facts["mounts"]}
     assert {"/", "/dev/shm", "/data"} <= set(mounts) and "/proc" not in mounts and "/dev/nvidia0" not in mounts
