@@ -27,7 +27,6 @@ from functools import cache, lru_cache
 from importlib import resources
 from types import MappingProxyType
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 DATA_DIR = "data"
@@ -151,6 +150,8 @@ class TritonPin:
 
     def allows(self, version: str) -> bool | None:
         """Whether an installed Triton version satisfies the pin; None if either cannot be parsed."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # on use: most triages need none
+
         try:
             return SpecifierSet(self.specifier).contains(Version(version), prereleases=True)
         except (InvalidSpecifier, InvalidVersion):

@@ -12,7 +12,6 @@ first, is kept) and a duplicate check id.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata as md
 import importlib.util
 import os
 import pkgutil
@@ -25,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envdoctor.core import signatures as catalog
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
@@ -33,6 +32,9 @@ from envdoctor.core.report import CheckOutcome
 from envdoctor.core.signals import watched as watched_signals
 from envdoctor.core.signatures import Signature, row_problem
 from envdoctor.core.signatures import validate as validate_signatures
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
 
 GROUP = "envdoctor.checks"
 SELF = "envdoctor"
@@ -266,8 +268,11 @@ def _is_builtin(ep: md.EntryPoint) -> bool:
 def third_party(reg: Registry, eps: Sequence[md.EntryPoint] | None = None, group: str = GROUP) -> list[md.EntryPoint]:
     """The ``envdoctor.checks`` entry points other than the built-ins' (``eps``: given instead of
     read from the installed metadata, for tests); broken metadata is an error row."""
+    from envdoctor.core.builtins import PACKAGE
+    from envdoctor.core.entry_points import installed
+
     try:
-        found = list(md.entry_points(group=group)) if eps is None else list(eps)
+        found = installed(group, PACKAGE) if eps is None else list(eps)
         return sorted((e for e in found if not _is_builtin(e)), key=lambda e: e.name)
     except Exception as e:  # noqa: BLE001 - broken metadata must not stop the doctor
         reg.plugin_error("metadata", "entry points", e)
