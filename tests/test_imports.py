@@ -252,9 +252,9 @@ def test_list_loads_no_engine_and_no_run_only_module():
 
 
 # What `envdoctor triage` must not load for a paste when no plugin is installed (issue 25, item 5:
-# triage within 2x `--help`; docs/benchmarks.md): plugin discovery's metadata reader, and the
+# triage within 2x `--help`; docs/benchmarks.md): plugin discovery's metadata reader, the
 # requirement parser and the tag and logging machinery behind packaging.utils, which a paste
-# (no Requires-Dist) never needs.
+# (no Requires-Dist) never needs, and the modules of checks that cannot judge a paste.
 NOT_FOR_TRIAGE = (
     "importlib.metadata",
     "email",
@@ -263,6 +263,9 @@ NOT_FOR_TRIAGE = (
     "packaging.utils",
     "packaging.tags",
     "logging",
+    "importlib.resources",  # the release tables are plain files beside their module
+    "tarfile",  # only a bundle is unpacked
+    "envdoctor_checks.distributed",  # a live-only module: described by the built-ins' live index
 )
 
 TRIAGE_MODULES = """
