@@ -265,6 +265,7 @@ NOT_FOR_TRIAGE = (
     "logging",
     "importlib.resources",  # the release tables are plain files beside their module
     "tarfile",  # only a bundle is unpacked
+    "envdoctor.core.redact",  # a report's redaction; a paste's answer is scrubbed by core.scrub
     "envdoctor_checks.distributed",  # a live-only module: described by the built-ins' live index
 )
 
