@@ -20,14 +20,13 @@ win over these tables.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from importlib import resources
 from types import MappingProxyType
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 DATA_DIR = "data"
@@ -42,6 +41,12 @@ PRODUCTS_FILE = "gpu_products.json"  # NVIDIA's product list, written by tools/r
 @cache
 def load_json(name: str) -> Mapping:
     """One data file, parsed once. Raises OSError/ValueError if it is missing or broken."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), DATA_DIR, name)
+    if os.path.isfile(path):  # installed or checked out as files: importlib.resources would cost ~3 ms to load
+        with open(path, encoding="utf-8") as f:
+            return json.loads(f.read())
+    from importlib import resources  # a package inside a zip
+
     package = __package__ or "envdoctor_checks"
     text = resources.files(package).joinpath(DATA_DIR).joinpath(name).read_text(encoding="utf-8")
     return json.loads(text)
@@ -151,6 +156,8 @@ class TritonPin:
 
     def allows(self, version: str) -> bool | None:
         """Whether an installed Triton version satisfies the pin; None if either cannot be parsed."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # on use: most triages need none
+
         try:
             return SpecifierSet(self.specifier).contains(Version(version), prereleases=True)
         except (InvalidSpecifier, InvalidVersion):

@@ -13,13 +13,19 @@ file whose content differs from RECORD is named.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import os
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from envdoctor import Fix, Item, Status, Unavailable, check, fact, fail, ok, pip_fix, skip, worst
+from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, dist_path
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
+else:
+    md = lazy("importlib.metadata")  # read by the live checks only: triage need not load it
 
 # The distributions whose files are digested: the ones a stray install breaks silently.
 _GUARDED = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|nvidia-[\w-]+)$")

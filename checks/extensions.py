@@ -14,16 +14,22 @@ ones. ``torch.extension_abi`` judges both, with package metadata as the fallback
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import os
 import re
 import shutil
+from typing import TYPE_CHECKING
 
 from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks import _elf
+from envdoctor_checks._lazy import lazy
 from envdoctor_checks.bodies.extensions import OPS
 from envdoctor_checks.packages import canonical, examined, marker_applies, requirements
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
+else:
+    md = lazy("importlib.metadata")  # read by the live checks only: triage need not load it
 
 BODY = "envdoctor_checks.bodies.extensions:load"
 # Per distribution: importing a large package (vllm) and a first CUDA op take tens of seconds.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Unavailable, check, fact, fail, installed_distributions, ok, skip
+from envdoctor import Unavailable, check, fact, fail, ok, skip
 from envdoctor import canonical_name as canonical  # the other check modules import it from here
 
 if TYPE_CHECKING:
@@ -104,7 +104,10 @@ def dists(interpreter=None) -> dict:
     other = examined(interpreter)
     if other is not None:  # read there by the same code (envdoctor/core/_interpreter_query.py)
         return dict(other.get("dists") or {})
-    # The same scan that --python runs inside another interpreter: one piece of code for both.
+    # The same scan that --python runs inside another interpreter: one piece of code for both
+    # (imported here: it loads importlib.metadata, which triage and `list` need not pay for).
+    from envdoctor import installed_distributions
+
     return installed_distributions()
 
 
@@ -213,11 +216,14 @@ def marker_applies(req: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
 def requires(dist: Mapping) -> list[tuple[str, Requirement]]:
     """A distribution's ``Requires-Dist`` (its ``requires``): each line with its parse; the one
     reader of it for every check (a line packaging cannot read is left out)."""
+    texts = dist.get("requires") or []
+    if not texts:
+        return []  # a pasted listing has none: triage need not load the parser
     # packaging's requirements and markers load here, not when `envdoctor list` imports this module.
     from packaging.requirements import InvalidRequirement, Requirement
 
     out = []
-    for text in dist.get("requires") or []:
+    for text in texts:
         try:
             out.append((text, Requirement(text)))
         except InvalidRequirement:

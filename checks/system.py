@@ -13,7 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from envdoctor import Status, Unavailable, check, compile_locations, fact, fail, ok, python_facts, skip, warn
+from envdoctor import Status, Unavailable, check, compile_locations, fact, fail, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks import _dirs
 from envdoctor_checks._dirs import GIB, _fmt_bytes, find_mount, is_network_fs  # noqa: F401 - named from here before they moved
@@ -39,6 +39,8 @@ def python_info(interpreter=None) -> dict:
     other = examined(interpreter)
     if other is not None:  # --python: read by that interpreter
         return {k: other.get(k) for k in _PYTHON_KEYS}
+    from envdoctor import python_facts  # here: it loads importlib.metadata (see packages.dists)
+
     return python_facts()
 
 

@@ -15,7 +15,6 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, compile_locations, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
@@ -96,9 +95,12 @@ class TritonRequirement:
 
 def torch_triton_requirement(torch_dist: Mapping) -> TritonRequirement | None:
     """The Triton requirement torch's metadata declares, or None (CPU builds declare none)."""
+    found = requires(torch_dist)
+    if not found:
+        return None  # (a pasted listing has no Requires-Dist: nothing to parse)
     from packaging.markers import InvalidMarker  # on use: `envdoctor list` stays light
 
-    for line, req in requires(torch_dist):
+    for line, req in found:
         name = canonical(req.name)
         if name not in TRITON_DISTS:
             continue
@@ -114,6 +116,8 @@ def torch_triton_requirement(torch_dist: Mapping) -> TritonRequirement | None:
 
 def satisfies(specifier: str, version: str) -> bool:
     """``==3.6.0`` or ``~=3.8.0`` against an installed version (pre-releases count: nightlies)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # on use: most triages need none
+
     try:
         return SpecifierSet(specifier).contains(Version(version), prereleases=True)
     except (InvalidSpecifier, InvalidVersion):

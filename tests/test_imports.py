@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import envdoctor
 from tests.conftest import REPO
@@ -246,6 +249,49 @@ def test_list_loads_no_engine_and_no_run_only_module():
     loaded = set(json.loads(done.stdout.rsplit("MODULES ", 1)[1]))
     assert "envdoctor_checks.distributed" in loaded and "envdoctor_checks.triton" in loaded  # it did list the checks
     assert sorted(loaded.intersection(NOT_FOR_LIST)) == []
+
+
+# What `envdoctor triage` must not load for a paste when no plugin is installed (issue 25, item 5:
+# triage within 2x `--help`; docs/benchmarks.md): plugin discovery's metadata reader, the
+# requirement parser and the tag and logging machinery behind packaging.utils, which a paste
+# (no Requires-Dist) never needs, and the modules of checks that cannot judge a paste.
+NOT_FOR_TRIAGE = (
+    "importlib.metadata",
+    "email",
+    "packaging.requirements",
+    "packaging.markers",
+    "packaging.utils",
+    "packaging.tags",
+    "logging",
+    "importlib.resources",  # the release tables are plain files beside their module
+    "tarfile",  # only a bundle is unpacked
+    "envdoctor.core.redact",  # a report's redaction; a paste's answer is scrubbed by core.scrub
+    "envdoctor_checks.distributed",  # a live-only module: described by the built-ins' live index
+)
+
+TRIAGE_MODULES = """
+import json, runpy, sys
+sys.argv = ["envdoctor", "triage", sys.argv[1]]
+try:
+    runpy.run_module("envdoctor", run_name="__main__")
+except SystemExit as e:
+    assert e.code in (0, 1), e.code
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("paste", ["pastes/collect_env_gpu.txt", "pastes/pip_freeze.txt"])
+def test_triage_of_a_paste_loads_no_metadata_reader_and_no_requirement_parser(paste, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ENVDOCTOR_DISABLE_PLUGIN_AUTOLOAD")}
+    env["PYTHONPATH"] = str(REPO)
+    path = REPO / "tests" / "fixtures" / paste
+    done = subprocess.run(
+        [sys.executable, "-c", TRIAGE_MODULES, str(path)], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.rsplit("MODULES ", 1)[1]))
+    assert "envdoctor.core.triage" in loaded and "envdoctor_checks.torch" in loaded  # it did triage
+    assert sorted(loaded.intersection(NOT_FOR_TRIAGE)) == []
 
 
 LAZY_PROBE = """

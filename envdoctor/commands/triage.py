@@ -82,7 +82,7 @@ def triage_cmd(file, fmt, output, checks_path) -> None:
     from envdoctor.sources import read_paste
 
     text = prepare(output, "triage", read_input, file, InputError)
-    result = triage(discover(tuple(checks_path)), read_paste(text), text)
+    result = triage(discover(tuple(checks_path), paste=True), read_paste(text), text)
     answer = render(result, fmt, "standard input" if file == "-" else os.path.basename(file))
     deliver(answer, output, "triage")
     raise SystemExit(ExitCode.FAILED if result.found else ExitCode.OK)

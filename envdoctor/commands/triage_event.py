@@ -95,7 +95,7 @@ def reply(event: dict[str, Any], reg=None) -> tuple[str, bool]:
     if reg is None:
         from envdoctor.core.registry import discover
 
-        reg = discover()
+        reg = discover(paste=True)
     t = triage(reg, read_paste(body), body)
     if not t.kinds and not t.found:
         return (ASK.format(marker=MARKER), False) if _section_empty(body) else ("", False)

@@ -35,6 +35,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FunctionType
 from typing import Any
 
 CHECK_ATTR = "__envdoctor_check__"
@@ -232,6 +233,16 @@ class Param:
 
 
 def _params(func: Callable[..., Any]) -> tuple[Param, ...]:
+    """The parameters a check or fact names (``*args`` and ``**kwargs`` aside), each with whether
+    it has a default. A plain function is read from its code object, as ``inspect.signature``
+    reads it, in a fraction of the time (every module's checks are declared at start-up)."""
+    code = getattr(func, "__code__", None)
+    if isinstance(func, FunctionType) and code is not None and not hasattr(func, "__wrapped__") and not hasattr(func, "__signature__"):
+        n = code.co_argcount
+        first_default = n - len(func.__defaults__ or ())
+        kw_defaults = func.__kwdefaults__ or {}
+        names = code.co_varnames[: n + code.co_kwonlyargcount]
+        return tuple(Param(name, i >= first_default if i < n else name in kw_defaults) for i, name in enumerate(names))
     out = []
     for p in inspect.signature(func).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):

@@ -7,6 +7,8 @@ A module of its own so that a check module can name them without loading the typ
 
 from __future__ import annotations
 
+import re
+
 # Distributions that provide `import triton`: PyPI's, the PyTorch nightly/ROCm/XPU builds, the
 # Windows fork. torch pins one of them in Requires-Dist; two installed at once overwrite each
 # other's files (B-catalog: "pytorch-triton + triton conflict").
@@ -14,8 +16,11 @@ TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-trit
 
 
 def canonical(name: str) -> str:
-    """A distribution's name as pip compares it (PEP 503). ``packaging.utils`` loads on first use:
-    it imports ``packaging.tags`` and ``logging``, which ``envdoctor list`` need not pay for."""
-    from packaging.utils import canonicalize_name
+    """A distribution's name as pip compares it: runs of ``-``, ``_`` and ``.`` made one ``-``,
+    lower case (PEP 503's normalisation, what ``packaging.utils.canonicalize_name`` returns).
+    Written out here rather than imported: ``packaging.utils`` loads ``packaging.tags`` and
+    ``logging``, which ``envdoctor list`` and ``triage`` need not pay for."""
+    return _SEPARATORS.sub("-", name).lower()
 
-    return canonicalize_name(name)
+
+_SEPARATORS = re.compile(r"[-_.]+")

@@ -12,7 +12,6 @@ first, is kept) and a duplicate check id.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata as md
 import importlib.util
 import os
 import pkgutil
@@ -25,14 +24,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from envdoctor.core import live_index
 from envdoctor.core import signatures as catalog
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
 from envdoctor.core.report import CheckOutcome
 from envdoctor.core.signals import watched as watched_signals
 from envdoctor.core.signatures import Signature, row_problem
 from envdoctor.core.signatures import validate as validate_signatures
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
 
 GROUP = "envdoctor.checks"
 SELF = "envdoctor"
@@ -53,12 +56,13 @@ class Registry:
 
     def add_module(self, module: ModuleType, source: str) -> None:
         self._add_signatures(module, source)
+        self.add_specs(module_specs(module), source)
+
+    def add_specs(self, specs: Sequence[CheckSpec | FactSpec], source: str) -> None:
+        """Checks and facts as a module declares them (a duplicate check id or fact name is an
+        error row, the first one kept)."""
         seen = {c.id: c for c in self.checks}
-        for name in sorted(vars(module)):
-            obj = getattr(module, name, None)
-            if getattr(obj, "__module__", None) != module.__name__:
-                continue  # imported from elsewhere: registered where it is defined
-            spec = getattr(obj, CHECK_ATTR, None)
+        for spec in specs:
             if isinstance(spec, CheckSpec):
                 spec = replace(spec, source=source)
                 if spec.id in seen:
@@ -72,22 +76,23 @@ class Registry:
                     continue
                 seen[spec.id] = spec
                 self.checks.append(spec)
-            fspec = getattr(obj, FACT_ATTR, None)
-            if isinstance(fspec, FactSpec) and fspec.origin == "pasted":
-                self.pasted_facts.setdefault(fspec.name, replace(fspec, source=source))
-                continue
-            if isinstance(fspec, FactSpec):
-                taken = self.facts.get(fspec.name)
-                if taken is not None:
-                    self.problem(
-                        f"plugin.fact.{fspec.name}",
-                        f"fact {fspec.name}",
-                        f"fact name {fspec.name!r} is provided by {taken.source} and again by {source}; the second is ignored",
-                        "Rename the plugin's fact (prefix it with the plugin's name), or use the existing fact.",
-                        source,
-                    )
-                    continue
-                self.facts[fspec.name] = replace(fspec, source=source)
+            elif spec.origin == "pasted":
+                self.pasted_facts.setdefault(spec.name, replace(spec, source=source))
+            else:
+                self._add_fact(spec, source)
+
+    def _add_fact(self, fspec: FactSpec, source: str) -> None:
+        taken = self.facts.get(fspec.name)
+        if taken is not None:
+            self.problem(
+                f"plugin.fact.{fspec.name}",
+                f"fact {fspec.name}",
+                f"fact name {fspec.name!r} is provided by {taken.source} and again by {source}; the second is ignored",
+                "Rename the plugin's fact (prefix it with the plugin's name), or use the existing fact.",
+                source,
+            )
+            return
+        self.facts[fspec.name] = replace(fspec, source=source)
 
     def _add_signatures(self, module: ModuleType, source: str) -> None:
         """A module-level ``SIGNATURES`` tuple extends the catalog; a broken one is an error row
@@ -168,6 +173,22 @@ class Registry:
         )
 
 
+def module_specs(module: ModuleType) -> list[CheckSpec | FactSpec]:
+    """The checks and facts ``module`` defines (not those it imports), in the order of their names."""
+    out: list[CheckSpec | FactSpec] = []
+    for name in sorted(vars(module)):
+        obj = getattr(module, name, None)
+        if getattr(obj, "__module__", None) != module.__name__:
+            continue  # imported from elsewhere: registered where it is defined
+        spec = getattr(obj, CHECK_ATTR, None)
+        if isinstance(spec, CheckSpec):
+            out.append(spec)
+        fspec = getattr(obj, FACT_ATTR, None)
+        if isinstance(fspec, FactSpec):
+            out.append(fspec)
+    return out
+
+
 def _bad_pattern(sig: Signature) -> bool:
     try:
         sig.regex  # noqa: B018 - compiling is the test
@@ -241,9 +262,10 @@ def _submodules(package: ModuleType) -> list[str]:
     )
 
 
-def load_builtins(reg: Registry) -> None:
+def load_builtins(reg: Registry, *, paste: bool = False) -> None:
     """The built-in checks, from the engine's static list (core.builtins): from an install or
-    from a checkout alike; a failure is an error row like any plugin's."""
+    from a checkout alike; a failure is an error row like any plugin's. ``paste``: the modules
+    the built-ins' live index describes are read from it, not imported (core.live_index)."""
     from envdoctor.core import builtins
 
     with _Signals() as sigs:
@@ -252,7 +274,8 @@ def load_builtins(reg: Registry) -> None:
         except BaseException as e:  # noqa: BLE001 - see _load_entry_point
             sigs.contain(reg, "builtin", f"built-in checks ({builtins.PACKAGE})", e)
             return
-        _add_package(reg, package, "built-in", "builtin", "built-in", sigs)
+        index = live_index.load(package) if paste else {}
+        _add_package(reg, package, "built-in", "builtin", "built-in", sigs, index)
 
 
 def _is_builtin(ep: md.EntryPoint) -> bool:
@@ -266,8 +289,11 @@ def _is_builtin(ep: md.EntryPoint) -> bool:
 def third_party(reg: Registry, eps: Sequence[md.EntryPoint] | None = None, group: str = GROUP) -> list[md.EntryPoint]:
     """The ``envdoctor.checks`` entry points other than the built-ins' (``eps``: given instead of
     read from the installed metadata, for tests); broken metadata is an error row."""
+    from envdoctor.core.builtins import PACKAGE
+    from envdoctor.core.entry_points import installed
+
     try:
-        found = list(md.entry_points(group=group)) if eps is None else list(eps)
+        found = installed(group, PACKAGE) if eps is None else list(eps)
         return sorted((e for e in found if not _is_builtin(e)), key=lambda e: e.name)
     except Exception as e:  # noqa: BLE001 - broken metadata must not stop the doctor
         reg.plugin_error("metadata", "entry points", e)
@@ -296,17 +322,55 @@ def _load_entry_point(reg: Registry, ep: md.EntryPoint, sigs: _Signals) -> None:
     _add_package(reg, target, label, ep.name, label, sigs)
 
 
-def _add_package(reg: Registry, target: ModuleType, source: str, key: str, label: str, sigs: _Signals) -> None:
-    """A module and, for a package, its public submodules."""
-    modules = [target]
+def _add_package(
+    reg: Registry, target: ModuleType, source: str, key: str, label: str, sigs: _Signals, index: Mapping[str, Any] | None = None
+) -> None:
+    """A module and, for a package, its public submodules; one that ``index`` describes (the
+    built-ins' live index) is added from there, in its place in the order."""
+    parts: list[ModuleType | Mapping[str, Any]] = [target]
     if hasattr(target, "__path__"):
         for name in _submodules(target):
+            short = name.rsplit(".", 1)[-1]
+            if index and short in index:
+                parts.append(index[short])
+                continue
             try:
-                modules.append(importlib.import_module(name))
+                parts.append(importlib.import_module(name))
             except BaseException as e:  # noqa: BLE001
-                sigs.contain(reg, f"{key}.{name.rsplit('.', 1)[-1]}", f"{label} module {name}", e)
-    for mod in modules:
-        reg.add_module(mod, source)
+                sigs.contain(reg, f"{key}.{short}", f"{label} module {name}", e)
+    folder = _folder(target)
+    for part in parts:
+        if isinstance(part, ModuleType):
+            reg.add_module(part, source)
+        else:
+            checks, facts = live_index.specs(part, folder)
+            reg.add_specs([*checks, *facts], source)
+
+
+def _folder(package: ModuleType) -> str:
+    paths = list(getattr(package, "__path__", []) or [])
+    return str(Path(paths[0]).resolve()) if paths else ""
+
+
+def live_entries(package: ModuleType) -> dict[str, Any]:
+    """What the built-ins' live index holds (tools/regen_live_index.py writes it): each public
+    submodule of ``package`` (imported here) with no paste-capable check, no pasted-fact adapter
+    and no error signature beyond those of the modules kept before it, described by its checks
+    and facts."""
+    folder, catalog, out = _folder(package), set(), {}
+    for name in _submodules(package):
+        module = importlib.import_module(name)
+        specs = module_specs(module)
+        sigs = vars(module).get("SIGNATURES", ())
+        own = [s for s in (sigs if isinstance(sigs, (list, tuple)) else [sigs]) if s not in catalog]
+        pasted = any("pasted" in s.sources if isinstance(s, CheckSpec) else s.origin == "pasted" for s in specs)
+        if pasted or own:
+            catalog.update(own)
+            continue
+        checks = [s for s in specs if isinstance(s, CheckSpec)]
+        facts = [s for s in specs if isinstance(s, FactSpec)]
+        out[name.rsplit(".", 1)[-1]] = live_index.describe(checks, facts, folder)
+    return out
 
 
 def load_checks_path(reg: Registry, directory: str) -> None:
@@ -342,13 +406,16 @@ def autoload(env: Mapping[str, str] | None = None) -> bool:
     return value.strip() in ("", "0")
 
 
-def discover(checks_paths: tuple[str, ...] = (), *, plugins: bool = True, eps: Sequence[md.EntryPoint] | None = None) -> Registry:
+def discover(
+    checks_paths: tuple[str, ...] = (), *, plugins: bool = True, eps: Sequence[md.EntryPoint] | None = None, paste: bool = False
+) -> Registry:
     """The built-ins, then (``plugins`` and autoload on) each installed plugin distribution in a
     child of its own (core.plugin_host), then the --checks-path modules (in this process: the
-    user's own files, named on the command line)."""
+    user's own files, named on the command line). ``paste``: for triage, whose live-only
+    built-in checks are read from the built-ins' live index (core.live_index), not imported."""
     reg = Registry()
     reg._add_signatures(catalog, "engine")  # the engine's own rows (the probe's) head the one catalog
-    load_builtins(reg)
+    load_builtins(reg, paste=paste)
     found = third_party(reg, eps) if plugins and autoload() else []
     if found:  # `list` with no plugin installed loads nothing of the run
         from envdoctor.core.plugin_host import load_contained

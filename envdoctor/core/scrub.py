@@ -601,5 +601,13 @@ def scrub(value: Any, env: Mapping[str, str] | None = None, *, key_rule: bool = 
     """Every secret in ``value`` hidden: a string, or any JSON-like structure or dataclass (the
     same shape comes back). ``key_rule``: a secret-looking key hides its whole value; ``random``:
     long random-looking strings go too (not for pastes, whose hashes and symbols are evidence)."""
-    fn = scrubber(env, random=random).text
+    text = scrubber(env, random=random).text
+    done: dict[tuple[str, str | None], str] = {}  # a structure repeats its strings (a triage's asks, ids, titles)
+
+    def fn(s: str, key: str | None) -> str:
+        found = done.get((s, key))
+        if found is None:
+            found = done[(s, key)] = text(s, key)
+        return found
+
     return walk(value, fn, key_rule=key_rule)

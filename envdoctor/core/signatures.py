@@ -71,6 +71,7 @@ _ESCAPED = {
     "\\|": "|",
 }
 _PLAIN = re.compile(r"[\w ,:;'\"<>=!%@#&/`~-]")
+_PLAIN_RUN = re.compile(r"[\w ,:;'\"<>=!%@#&/`~-]+")
 _SHORTEST = 4
 _BOUNDS = re.compile(r"\d*,?\d*")
 
@@ -119,6 +120,18 @@ def _runs(branch: str) -> list[str]:
     runs, run, i, depth = [], "", 0, 0
     while i < len(branch):
         c = branch[i]
+        plain = _PLAIN_RUN.match(branch, i)  # a stretch of plain characters at once, not one by one
+        end = plain.end() if plain else i
+        if branch[end : end + 1] in ("?", "*", "{", "+"):
+            end -= 1  # the stretch's last character is quantified: the step below takes it
+        if end > i:
+            if depth == 0:
+                run += branch[i:end]
+            else:
+                runs.append(run)
+                run = ""
+            i = end
+            continue
         step = 2 if c == "\\" else 1
         lit = _ESCAPED.get(branch[i : i + 2]) if c == "\\" else (c if _PLAIN.match(c) else None)
         if depth == 0 and lit is not None and branch[i + step : i + step + 1] not in ("?", "*", "{", "+"):

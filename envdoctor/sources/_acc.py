@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.utils import canonicalize_name
+from envdoctor.core.names import canonical
 
 # Source ranks: the tool that measured a thing beats one that merely lists it.
 RANK_REPORT = 0  # envdoctor's own report: the live facts themselves
@@ -142,7 +142,7 @@ class Acc:
         """One installed distribution; a second copy of another version is kept in ``others``."""
         if not name or not version:
             return
-        key = canonicalize_name(name)
+        key = canonical(name)
         entry = {"name": name, "version": version, "installer": installer, "_rank": rank}
         old = self.dists.get(key)
         if old is None or rank < old["_rank"]:

@@ -10,8 +10,11 @@ are looked at, and only regular files directly under the bundle's folder are rea
 from __future__ import annotations
 
 import io
-import tarfile
 import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tarfile
 
 ROOT = "envdoctor-bundle"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -32,6 +35,8 @@ def is_bundle(data: bytes) -> bool:
 
 def members(data: bytes) -> dict[str, str]:
     """{file name: text} of the bundle's files (decoded as UTF-8, bad bytes replaced)."""
+    import tarfile  # here: every triage asks is_bundle, few read a bundle
+
     out: dict[str, str] = {}
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:

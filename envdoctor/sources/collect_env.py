@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from envdoctor.core.redact import REDACTED, is_secret_key
+from envdoctor.core.scrub import REDACTED, is_secret_key  # not core.redact: triage writes no report
 from envdoctor.sources._acc import COLLECT_ENV_FACTS, RANK_PIP3, Acc
 from envdoctor.sources._acc import RANK_COLLECT_ENV as R
 from envdoctor.sources._text import key_value, known

@@ -51,9 +51,9 @@ def _entry_point_readers() -> list[Reader]:
     if _ENTRY_POINTS is None:
         found: list[Reader] = []
         try:
-            from importlib.metadata import entry_points
+            from envdoctor.core.entry_points import installed
 
-            for ep in entry_points(group=ENTRY_POINT_GROUP):
+            for ep in installed(ENTRY_POINT_GROUP):
                 found.append(Reader(ep.name, _loader(ep), f"entry point {ep.value}"))
         except Exception:  # noqa: BLE001 - broken metadata must not stop triage
             found = []
