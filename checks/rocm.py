@@ -34,7 +34,7 @@ def gfx_of(target_version: int) -> str | None:
 @fact("amd_gpus", ask="the output of `rocminfo | grep -E 'Name|gfx'`")
 def amd_gpus() -> list[dict]:
     """AMD GPUs from the KFD topology (what HIP enumerates), by gfx target."""
-    out = []
+    out: list[dict] = []
     for props in sorted(glob.glob(os.path.join(KFD, "*", "properties")))[:64]:
         try:
             with open(props, encoding="ascii", errors="replace") as f:
