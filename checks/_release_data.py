@@ -391,13 +391,20 @@ def normalize_gpu_name(name: str) -> str:
 
 
 @cache
-def _gpu_table() -> tuple[tuple[tuple[re.Pattern, ...], GpuInfo], ...]:
+def _gpu_table() -> tuple[tuple[tuple[str, ...], GpuInfo], ...]:
+    """The family patterns (compiled by :func:`_family_pattern` when first tried) and each row's part."""
     rows = []
     for row in load_json(GPU_FILE)["gpus"]:
         major, minor = (int(x) for x in row["cc"].split("."))
         info = GpuInfo(row["name"], (major, minor), row["family"], _tuple(row["source"]), row.get("derived"))
-        rows.append((tuple(re.compile(p) for p in row["match"]), info))
+        rows.append((tuple(row["match"]), info))
     return tuple(rows)
+
+
+@cache
+def _family_pattern(pattern: str) -> re.Pattern[str]:
+    """A row's pattern compiled when a name reaches it: the first rows match most names."""
+    return re.compile(pattern)
 
 
 # Words that name the vendor or the line, not the part; and what follows a part's name in
@@ -438,7 +445,7 @@ def gpu_info(gpu_name: str | None) -> GpuInfo | None:
         return listed
     key = normalize_gpu_name(gpu_name)
     for patterns, info in _gpu_table():
-        if any(p.search(key) for p in patterns):
+        if any(_family_pattern(p).search(key) for p in patterns):
             return info
     return None
 

@@ -38,6 +38,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
 
+from envdoctor.core.patterns import lazy
+
 REDACTED = "<redacted>"
 
 # Words that make an environment-variable-like name secret. Matched as substrings of
@@ -86,9 +88,9 @@ SECRET_SEGMENTS = frozenset(
 # Env-like names that end in these are passwords too (DB_PASS, SMTP_PW, MYSQL_PWD, SENTRY_DSN),
 # though the words alone are too short to match inside names (BYPASS, COMPASS, OLDPWD).
 SECRET_SUFFIXES = ("_PASS", "_PW", "_PWD", "_PASSWD", "_PASSPHRASE", "_DSN")
-_ENVLIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_SEGMENTS = re.compile(r"[^a-z0-9]+")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_ENVLIKE = lazy(r"^[A-Z][A-Z0-9_]*$")
+_SEGMENTS = lazy(r"[^a-z0-9]+")
+_CAMEL = lazy(r"([a-z0-9])([A-Z])")
 
 
 @lru_cache(maxsize=8192)  # names repeat: every report has the same keys
@@ -154,20 +156,20 @@ _TOKEN_PATTERNS = (
 )
 # A token that ends a line and goes on, alone, on the next (a terminal or an editor wrapped it).
 _WRAP = r"(?:\r?\n[ \t>]{0,8}(?=[A-Za-z0-9_\-+/=]{4,200}(?![^\r\n]))[A-Za-z0-9_\-+/=]{4,200})?"
-_TOKENS = re.compile(r"(?<![A-Za-z0-9_\-])(?:" + "|".join(_TOKEN_PATTERNS) + r")(?![A-Za-z0-9_])" + _WRAP)
-_KEY_BLOCK = re.compile(
+_TOKENS = lazy(r"(?<![A-Za-z0-9_\-])(?:" + "|".join(_TOKEN_PATTERNS) + r")(?![A-Za-z0-9_])" + _WRAP)
+_KEY_BLOCK = lazy(
     r"-----BEGIN ([A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)"
     r"|PuTTY-User-Key-File-\d: .*?(?:Private-MAC: [0-9a-f]+|\Z)",
     re.DOTALL,
 )
-_HEX40 = re.compile(r"(?<![\w/.\-+@#:=$%])[0-9a-fA-F]{40}(?![\w/.\-])")
+_HEX40 = lazy(r"(?<![\w/.\-+@#:=$%])[0-9a-fA-F]{40}(?![\w/.\-])")
 _HASH_WORDS = ("git", "commit", "sha", "hash", "rev", "head", "digest", "checksum", "merge", "tree", "parent", "build", "version")
 
 # scheme://...: the scheme starts a run (so a long run of letters is scanned once).
-_URL = re.compile(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]{0,30}://)([^\s\"'<>`\\]{1,8192})")
-_HOST_AFTER = re.compile(r"\[?[A-Za-z0-9.\-:\]]{1,300}(?:[/?#]|$)")
-_HOST_PORT_PATH = re.compile(r"[\w.\-]{1,300}:\d{1,6}/")
-_BARE_CREDS = re.compile(
+_URL = lazy(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]{0,30}://)([^\s\"'<>`\\]{1,8192})")
+_HOST_AFTER = lazy(r"\[?[A-Za-z0-9.\-:\]]{1,300}(?:[/?#]|$)")
+_HOST_PORT_PATH = lazy(r"[\w.\-]{1,300}:\d{1,6}/")
+_BARE_CREDS = lazy(
     r"(?<![\w.:/@+-])([A-Za-z0-9._~\-]{1,200}):(?!//)([^\s@\"'/]{1,400})@"
     r"(?=[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,20}(?::\d{1,6})?(?:[/\s:,;\"')]|$))"
 )
@@ -176,7 +178,7 @@ _HOOK_MARKERS = frozenset({"webhook", "webhooks", "webhookb2", "incomingwebhook"
 _AFTER_NAME = frozenset({"key", "token", "tokens", "secret", "password", "apikey", "api_key", "access_token", "auth"})
 # Package hosts whose first path segment is the reader's token.
 _TOKEN_PATH_HOSTS = ("packagecloud.io", "dl.cloudsmith.io", "fury.io", "gemfury.com")
-_WEBHOOK_BARE = re.compile(
+_WEBHOOK_BARE = lazy(
     r"(?<![\w.\-/])((?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks|"
     r"[\w\-]{1,63}\.webhook\.office\.com/webhookb2|outlook\.office\.com/webhook|hooks\.zapier\.com/hooks)/)[^\s\"'<>`]{1,2048}"
 )
@@ -184,43 +186,43 @@ _WEBHOOK_BARE = re.compile(
 # NAME=value / NAME: value in free text (a plugin echoing a command line or an env dump).
 # NAME= / NAME: is found first; its value is read only where the name is secret, and nothing
 # more is consumed, so that in "configuration: token=abc" the assignment inside is judged too.
-_ASSIGN = re.compile(r"(?<![\w])([A-Za-z_][A-Za-z0-9_\-]{0,127})([ \t]{0,4}[=:][ \t]{0,4})")
-_VALUE = re.compile(r"\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s,;&]{1,4096}")
+_ASSIGN = lazy(r"(?<![\w])([A-Za-z_][A-Za-z0-9_\-]{0,127})([ \t]{0,4}[=:][ \t]{0,4})")
+_VALUE = lazy(r"\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s,;&]{1,4096}")
 # "name": value / 'name': value (JSON or a dict's repr inside a value).
-_QUOTED_ASSIGN = re.compile(
+_QUOTED_ASSIGN = lazy(
     r"([\"'])([A-Za-z_][\w.\-]{0,127})\1(\s{0,4}[:=]\s{0,4})(?![{\[])"
     r"(\"(?:[^\"\\\n]|\\.){0,8192}\"|'(?:[^'\\\n]|\\.){0,8192}'|[^\s,;}\]]{1,4096})"
 )
 _SCHEMES = r"(?:Bearer|Basic|Token|Digest|Negotiate|AWS4-HMAC-SHA256|Splunk|Key)[ \t]+"
 # A header's value: a scheme word and one token; a cookie header's: the rest of the line.
-_HEADER = re.compile(
+_HEADER = lazy(
     r"(?<![\w\-])((?:Proxy-)?Authorization|[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){1,5})"
     rf"([ \t]{{0,4}}:[ \t]{{0,4}})(?!//)((?:{_SCHEMES})?)([^\s\"'\\,;]{{1,4096}})",
     re.IGNORECASE,
 )
-_COOKIE = re.compile(r"(?<![\w\-])((?:Set-)?Cookie[ \t]{0,4}:[ \t]{0,4})([^\r\n\"'\\]{1,4096})", re.IGNORECASE)
-_SCHEME_WORD = re.compile(r"(?i)" + _SCHEMES)
-_BEARER = re.compile(r"\b(Bearer|Basic|Token)[ \t]+(?=[A-Za-z0-9._~+/\-]{0,4095}[0-9=+/_\-])[A-Za-z0-9._~+/\-]{8,4096}=*", re.IGNORECASE)
-_FLAG = re.compile(r"(?<![\w\-])(--[A-Za-z][\w\-]{0,63})(=|[ \t]{1,8})(?!-)(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s\"']{1,4096})")
+_COOKIE = lazy(r"(?<![\w\-])((?:Set-)?Cookie[ \t]{0,4}:[ \t]{0,4})([^\r\n\"'\\]{1,4096})", re.IGNORECASE)
+_SCHEME_WORD = lazy(r"(?i)" + _SCHEMES)
+_BEARER = lazy(r"\b(Bearer|Basic|Token)[ \t]+(?=[A-Za-z0-9._~+/\-]{0,4095}[0-9=+/_\-])[A-Za-z0-9._~+/\-]{8,4096}=*", re.IGNORECASE)
+_FLAG = lazy(r"(?<![\w\-])(--[A-Za-z][\w\-]{0,63})(=|[ \t]{1,8})(?!-)(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s\"']{1,4096})")
 _PW_COMMANDS = (
     r"mysql|mysqldump|mysqladmin|mysqlsh|mysqlimport|mysqlcheck|mariadb|mariadb-dump|mongo|mongosh|mongodump|mongorestore|sshpass"
 )
-_SHORT_PW = re.compile(
+_SHORT_PW = lazy(
     rf"(?<![\w\-])((?:{_PW_COMMANDS})(?:[ \t]{{1,8}}(?!-p)\S{{1,256}}+){{0,16}}?[ \t]{{1,8}}-p[ \t]{{0,8}})([^\s\-][^\s]{{0,1024}})"
     r"|(?<![\w\-])(redis-cli(?:[ \t]{1,8}(?!-a)\S{1,256}+){0,16}?[ \t]{1,8}-a[ \t]{1,8})([^\s\-][^\s]{0,1024})"
 )
-_USER_FLAG = re.compile(r"(?<![\w\-])((?:-u|--user|--proxy-user)(?:=|[ \t]{1,8})[\"']?[^\s:\"']{1,256}:)([^\s\"']{1,1024})")
-_NETRC = re.compile(r"(?<![\w\-])((?:machine|login|account|default)\s{1,16}\S{1,256}+\s{1,16}(?:password|passwd)\s{1,16})(\S{1,1024})")
-_PASS_ARG = re.compile(r"(?<![\w\-])(-pass(?:in|out)?[ \t]{1,8}pass:)(\S{1,1024})")
-_URLENCODED = re.compile(r"(?<![^\s\"'<>])[^\s\"'<>%]{0,4096}(?:%[0-9A-Fa-f]{2}[^\s\"'<>%]{0,4096}){1,2048}")
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{16,8192}={0,2}(?![A-Za-z0-9+/=_\-])")
-_BASIC_PAIR = re.compile(r"[!-9;-~]{1,256}:[!-~]{3,512}")
+_USER_FLAG = lazy(r"(?<![\w\-])((?:-u|--user|--proxy-user)(?:=|[ \t]{1,8})[\"']?[^\s:\"']{1,256}:)([^\s\"']{1,1024})")
+_NETRC = lazy(r"(?<![\w\-])((?:machine|login|account|default)\s{1,16}\S{1,256}+\s{1,16}(?:password|passwd)\s{1,16})(\S{1,1024})")
+_PASS_ARG = lazy(r"(?<![\w\-])(-pass(?:in|out)?[ \t]{1,8}pass:)(\S{1,1024})")
+_URLENCODED = lazy(r"(?<![^\s\"'<>])[^\s\"'<>%]{0,4096}(?:%[0-9A-Fa-f]{2}[^\s\"'<>%]{0,4096}){1,2048}")
+_BASE64 = lazy(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{16,8192}={0,2}(?![A-Za-z0-9+/=_\-])")
+_BASIC_PAIR = lazy(r"[!-9;-~]{1,256}:[!-~]{3,512}")
 # Candidates for "long random string": no '/' or '.', so paths and versions never match whole.
-_RANDOM = re.compile(r"(?<![A-Za-z0-9+_=\-])[A-Za-z0-9+_\-]{32,8192}={0,2}(?![A-Za-z0-9+_=\-])")
+_RANDOM = lazy(r"(?<![A-Za-z0-9+_=\-])[A-Za-z0-9+_\-]{32,8192}={0,2}(?![A-Za-z0-9+_=\-])")
 # An Itanium C++ ABI symbol (_ZN5torch8autograd10deleteNodeEPNS0_4NodeE): the error's subject
 # in every "undefined symbol" report, never a key.
-_MANGLED = re.compile(r"_Z[NLSTZKI0-9]")
-_ABS_PATH = re.compile(r"^/[\w.\-/]{0,4096}$")
+_MANGLED = lazy(r"_Z[NLSTZKI0-9]")
+_ABS_PATH = lazy(r"^/[\w.\-/]{0,4096}$")
 
 
 def _entropy(s: str) -> float:
@@ -232,7 +234,7 @@ def _entropy(s: str) -> float:
 
 
 # GPU-3f1c2a9e-8b7d-..., MIG-..., or any prefixed hex id: identifiers, not keys (--redact handles them).
-_UUIDISH = re.compile(r"^[A-Za-z]{0,8}-?[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}$")
+_UUIDISH = lazy(r"^[A-Za-z]{0,8}-?[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}$")
 
 
 def looks_random(s: str) -> bool:
@@ -245,7 +247,7 @@ def looks_random(s: str) -> bool:
     )
 
 
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=]{1,8192}")
+_TOKEN_CHARS = lazy(r"[A-Za-z0-9_\-+/=]{1,8192}")
 
 
 def _tokenish(s: str) -> bool:

@@ -8,11 +8,11 @@ from is kept for quoting.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from envdoctor.core.names import canonical
+from envdoctor.core.patterns import lazy
 
 # Source ranks: the tool that measured a thing beats one that merely lists it.
 RANK_REPORT = 0  # envdoctor's own report: the live facts themselves
@@ -38,8 +38,8 @@ class Want:
     text: str = ""
 
 
-LOCAL_CUDA = re.compile(r"^cu(\d{2,3})$")
-LOCAL_ROCM = re.compile(r"^rocm(\d+(?:\.\d+)*)$")
+LOCAL_CUDA = lazy(r"^cu(\d{2,3})$")
+LOCAL_ROCM = lazy(r"^rocm(\d+(?:\.\d+)*)$")
 
 
 def cuda_from_tag(tag: str) -> str | None:
@@ -67,8 +67,8 @@ def build_of_local(local: str) -> dict[str, Any]:
     return {}
 
 
-CONDA_CUDA_DOTTED = re.compile(r"cuda(\d{1,2})\.(\d{1,2})")
-CONDA_CUDA_PACKED = re.compile(r"cuda(\d{2,3})(?![\d.])")
+CONDA_CUDA_DOTTED = lazy(r"cuda(\d{1,2})\.(\d{1,2})")
+CONDA_CUDA_PACKED = lazy(r"cuda(\d{2,3})(?![\d.])")
 
 
 def build_of_conda(build: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from envdoctor.core.patterns import lazy
 from envdoctor.core.scrub import REDACTED, is_secret_key  # not core.redact: triage writes no report
 from envdoctor.sources._acc import COLLECT_ENV_FACTS, RANK_PIP3, Acc
 from envdoctor.sources._acc import RANK_COLLECT_ENV as R
@@ -19,10 +20,10 @@ from envdoctor.sources._text import key_value, known
 from envdoctor.sources.listings import add_torch_from_version
 
 MARKERS = ("pytorch version", "is debug build", "cuda used to build pytorch", "is cuda available", "vllm version")
-GPU_LINE = re.compile(r"^\s*GPU\s*(\d{1,3})\s*:\s*(.{1,200}?)\s*(?:\(UUID:\s*(GPU-[0-9A-Fa-f-]{8,60})\))?\s*$")
-ENV_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]{0,100})=(.{0,4000})$")
-PYTORCH_NO_COLON = re.compile(r"^\s*PyTorch version\s+(\d\S{0,80})\s*$")
-BANNER = re.compile(r"^\s*={10,}\s*$")
+GPU_LINE = lazy(r"^\s*GPU\s*(\d{1,3})\s*:\s*(.{1,200}?)\s*(?:\(UUID:\s*(GPU-[0-9A-Fa-f-]{8,60})\))?\s*$")
+ENV_LINE = lazy(r"^\s*([A-Za-z_][A-Za-z0-9_]{0,100})=(.{0,4000})$")
+PYTORCH_NO_COLON = lazy(r"^\s*PyTorch version\s+(\d\S{0,80})\s*$")
+BANNER = lazy(r"^\s*={10,}\s*$")
 ARCHES = ("x86_64", "aarch64", "arm64", "ppc64le", "s390x", "i686", "AMD64")
 LIBS_KEYS = ("versions of relevant libraries", "version of relevant libraries")
 # Multi-line sections: the key whose following lines belong to it.
@@ -183,7 +184,7 @@ def _inline(key: str, value: str, line: str, acc: Acc, gpus: list[dict]) -> None
         acc.evidence.setdefault("gpus.collect_env", line.strip()[:300])
 
 
-QUICK = re.compile(r"(?im)^[ \t]*(?:pytorch version|is debug build|cuda used to build pytorch|is cuda available|vllm version|cpu:$)")
+QUICK = lazy(r"(?im)^[ \t]*(?:pytorch version|is debug build|cuda used to build pytorch|is cuda available|vllm version|cpu:$)")
 
 
 def is_collect_env(lines: list[str]) -> bool:

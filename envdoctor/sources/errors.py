@@ -3,19 +3,18 @@
 
 from __future__ import annotations
 
-import re
-
+from envdoctor.core.patterns import lazy
 from envdoctor.sources._acc import RANK_ERROR, Acc
 
 TRACEBACK = "Traceback (most recent call last):"
-ERRORISH = re.compile(
+ERRORISH = lazy(
     r"(?i)(?:error|exception)\b|\b(?:fatal|failed|undefined symbol|cannot find -l|not compatible|too old|no kernel image|"
     r"bus error|segmentation fault|permission denied|cannot open shared object|not compiled with|no module named|warning|"
     r"can't load|cannot load|could not load|unable to load|killed|cannot be run|compiled using)\b"
 )
-HEADLESS = re.compile(r'^\s{0,4}File "[^"]{1,1000}", line \d+')  # a traceback pasted without its first line
-FOUND_VERSION = re.compile(r"too old \(found version (\d{4,6})\)")
-SITE_PY = re.compile(r"[/\\][Pp]ython(\d)\.?(\d{1,2})[/\\](?:site|dist)-packages[/\\]")
+HEADLESS = lazy(r'^\s{0,4}File "[^"]{1,1000}", line \d+')  # a traceback pasted without its first line
+FOUND_VERSION = lazy(r"too old \(found version (\d{4,6})\)")
+SITE_PY = lazy(r"[/\\][Pp]ython(\d)\.?(\d{1,2})[/\\](?:site|dist)-packages[/\\]")
 MAX_BLOCK = 200  # lines of one traceback kept; a longer one keeps its head and tail
 MAX_ERRORS = 50
 

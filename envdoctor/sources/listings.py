@@ -7,28 +7,29 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote as url_unquote
 
+from envdoctor.core.patterns import lazy
 from envdoctor.sources._acc import RANK_CONDA, RANK_ERROR, RANK_PIP, RANK_PIP3, Acc, build_of_conda, build_of_local
 
 NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}"
 VERSION = r"[0-9][A-Za-z0-9.+!_-]{0,120}"
-FREEZE = re.compile(rf"^\s*({NAME})\s*===?\s*({VERSION})\s*$")
-FREEZE_URL = re.compile(rf"^\s*({NAME})(?:\[[^\]]{{0,200}}\])?\s+@\s+(\S{{1,2000}})\s*$")
-EDITABLE = re.compile(r"^\s*-e\s+(\S{1,2000})\s*$")
-WHEEL = re.compile(r"([A-Za-z0-9_.]{1,120})-([0-9][A-Za-z0-9_.+!]{0,120})-[^/\s]{0,200}\.whl")
+FREEZE = lazy(rf"^\s*({NAME})\s*===?\s*({VERSION})\s*$")
+FREEZE_URL = lazy(rf"^\s*({NAME})(?:\[[^\]]{{0,200}}\])?\s+@\s+(\S{{1,2000}})\s*$")
+EDITABLE = lazy(r"^\s*-e\s+(\S{1,2000})\s*$")
+WHEEL = lazy(r"([A-Za-z0-9_.]{1,120})-([0-9][A-Za-z0-9_.+!]{0,120})-[^/\s]{0,200}\.whl")
 PIP3 = re.compile(r"^\s*\[(pip3?|conda)\]\s+(.{1,600})$")
-PIP_LIST_HEADER = re.compile(r"^\s*Package\s+Version(?:\s+(?:Editable project location|Location|Installer|Build)\b.*)?\s*$")
-PIP_LIST_ROW = re.compile(rf"^\s*({NAME})\s+({VERSION})(?:\s+(.*))?$")
+PIP_LIST_HEADER = lazy(r"^\s*Package\s+Version(?:\s+(?:Editable project location|Location|Installer|Build)\b.*)?\s*$")
+PIP_LIST_ROW = lazy(rf"^\s*({NAME})\s+({VERSION})(?:\s+(.*))?$")
 # A ``pip list`` row without its header (``pip list | grep torch``): name and version alone on the
 # line, two or more spaces apart as pip pads its columns ("Python 3.10.12" is not a row).
-PIP_LIST_HEADERLESS = re.compile(rf"^\s*({NAME}) {{2,}}({VERSION})\s*$")
+PIP_LIST_HEADERLESS = lazy(rf"^\s*({NAME}) {{2,}}({VERSION})\s*$")
 # A ``conda list`` row without its header (``conda list | grep torch``): name, version, a build
 # string of conda's shape (``py3.8_cpu_0``, ``hf484d3e_0``, ``cpu``, ``0``) and the channel,
 # padded with two or more spaces as conda pads its columns.
-CONDA_HEADERLESS = re.compile(rf"^\s*({NAME}) {{2,}}({VERSION}) {{2,}}([A-Za-z0-9_.]{{1,120}})(?: {{2,}}([A-Za-z0-9_.-]{{1,80}}))?\s*$")
-CONDA_BUILD = re.compile(r"^(?:\d{1,3}|cpu|py\d[\d.]{0,6}|[A-Za-z0-9.]{1,40}_[A-Za-z0-9_.]{1,80})$")
-DASHES = re.compile(r"^\s*-{3,}[\s-]*$")
-CONDA_HEADER = re.compile(r"^\s*#\s*(?:packages in environment at|Name\s+Version\s+Build)")
-CONDA_ROW = re.compile(rf"^\s*({NAME})\s+({VERSION})\s+(\S{{1,200}})(?:\s+(\S{{1,200}}))?\s*$")
+CONDA_HEADERLESS = lazy(rf"^\s*({NAME}) {{2,}}({VERSION}) {{2,}}([A-Za-z0-9_.]{{1,120}})(?: {{2,}}([A-Za-z0-9_.-]{{1,80}}))?\s*$")
+CONDA_BUILD = lazy(r"^(?:\d{1,3}|cpu|py\d[\d.]{0,6}|[A-Za-z0-9.]{1,40}_[A-Za-z0-9_.]{1,80})$")
+DASHES = lazy(r"^\s*-{3,}[\s-]*$")
+CONDA_HEADER = lazy(r"^\s*#\s*(?:packages in environment at|Name\s+Version\s+Build)")
+CONDA_ROW = lazy(rf"^\s*({NAME})\s+({VERSION})\s+(\S{{1,200}})(?:\s+(\S{{1,200}}))?\s*$")
 
 # conda names of distributions whose pip name differs
 CONDA_TO_PIP = {"pytorch": "torch", "pytorch-gpu": "torch", "pytorch-cpu": "torch"}

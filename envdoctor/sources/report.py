@@ -8,12 +8,13 @@ import json
 import re
 from typing import Any
 
+from envdoctor.core.patterns import lazy
 from envdoctor.sources._acc import RANK_REPORT, Acc
 from envdoctor.sources.listings import FREEZE
 
-SUMMARY = re.compile(r"<summary>\s*([A-Za-z_][A-Za-z0-9_]{0,60}|GPUs \(\d+\))\s*</summary>")
-TABLE_ROW = re.compile(r"^\|\s*([^|]{1,60}?)\s*\|\s*`*\s*([^|`]{0,200}?)\s*`*\s*\|\s*$")
-GPUS_CELL = re.compile(r"(\d+)\s*×\s*([^,]{1,120})")
+SUMMARY = lazy(r"<summary>\s*([A-Za-z_][A-Za-z0-9_]{0,60}|GPUs \(\d+\))\s*</summary>")
+TABLE_ROW = lazy(r"^\|\s*([^|]{1,60}?)\s*\|\s*`*\s*([^|`]{0,200}?)\s*`*\s*\|\s*$")
+GPUS_CELL = lazy(r"(\d+)\s*×\s*([^,]{1,120})")
 MAX_JSON = 8 * 1024 * 1024
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 
+from envdoctor.core.patterns import lazy
 from envdoctor.sources._acc import RANK_SMI, RANK_SMI_Q, Acc
 from envdoctor.sources._text import known
 
-HEADER = re.compile(r"NVIDIA-SMI\s+(\d[\d.]{0,30})\s+Driver Version:\s*(\d[\d.]{0,30})(?:\s+CUDA Version:\s*(\d+\.\d+|N/A))?")
-MEM = re.compile(r"^\s*(\d+)\s*MiB\s*/\s*(\d+)\s*MiB\s*$")
-PROC = re.compile(r"^\|\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(C|G|C\+G|M|M\+C)\s+(.{0,400}?)\s+(\d+)MiB\s*\|$")
+HEADER = lazy(r"NVIDIA-SMI\s+(\d[\d.]{0,30})\s+Driver Version:\s*(\d[\d.]{0,30})(?:\s+CUDA Version:\s*(\d+\.\d+|N/A))?")
+MEM = lazy(r"^\s*(\d+)\s*MiB\s*/\s*(\d+)\s*MiB\s*$")
+PROC = lazy(r"^\|\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(C|G|C\+G|M|M\+C)\s+(.{0,400}?)\s+(\d+)MiB\s*\|$")
 PERSIST = {"On": True, "Off": False}
 MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
 
@@ -119,7 +120,7 @@ def read_smi_table(lines: list[str], acc: Acc) -> None:
         return
 
 
-Q_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+Q_GPU = lazy(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 Q_FIELDS = {
     ("", "Product Name"): "name",
     ("", "GPU UUID"): "uuid",

@@ -20,39 +20,40 @@ from __future__ import annotations
 
 import re
 
+from envdoctor.core.patterns import lazy
 from envdoctor.sources.readers import PasteWriter, reader
 
 VERSION = r"v?(\d{1,4}(?:\.[0-9A-Za-z]{1,20}){1,4}(?:\+[0-9A-Za-z.]{1,40})?)"
-HF_LINE = re.compile(
+HF_LINE = lazy(
     r"^\s{0,8}[-*]\s{1,4}`?([A-Za-z][\w .-]{0,40}?)`?\s{1,4}version(?:\s{0,2}\([^)\n]{0,20}\))?\s{0,4}:\s{0,4}"
     + VERSION
     + r"(?:\s{0,4}\((\w{1,10})\))?"
 )
-HF_GPU = re.compile(r"^\s{0,8}[-*]\s{1,4}GPU type\s{0,4}:\s{0,4}(\S.{0,120})$")
-SGLANG_GPU = re.compile(r"^\s{0,4}GPU ([\d,]{1,40}):\s{0,4}(\S.{0,120})$")
-SGLANG_CC = re.compile(r"^\s{0,4}GPU ([\d,]{1,40}) Compute Capability:\s{0,4}(\d{1,2}\.\d)\s*$")
-SGLANG_KV = re.compile(
+HF_GPU = lazy(r"^\s{0,8}[-*]\s{1,4}GPU type\s{0,4}:\s{0,4}(\S.{0,120})$")
+SGLANG_GPU = lazy(r"^\s{0,4}GPU ([\d,]{1,40}):\s{0,4}(\S.{0,120})$")
+SGLANG_CC = lazy(r"^\s{0,4}GPU ([\d,]{1,40}) Compute Capability:\s{0,4}(\d{1,2}\.\d)\s*$")
+SGLANG_KV = lazy(
     r"^\s{0,4}(PyTorch|sglang|sgl_kernel|flashinfer|flashinfer_python|triton|transformers|vllm|xformers|numpy):\s{0,4}" + VERSION
 )
-SGLANG_DRIVER = re.compile(r"^\s{0,4}CUDA Driver Version:\s{0,4}(\d{2,4}(?:\.\d{1,3}){1,2})\s*$")
-NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2}), V(\d{1,2}\.\d{1,2}\.\d{1,4})")
-PIP_SHOW_NAME = re.compile(r"^\s{0,4}Name:\s{0,4}([A-Za-z0-9][A-Za-z0-9._-]{0,80})\s*$")
-PIP_SHOW_VERSION = re.compile(r"^\s{0,4}Version:\s{0,4}" + VERSION + r"\s*$")
+SGLANG_DRIVER = lazy(r"^\s{0,4}CUDA Driver Version:\s{0,4}(\d{2,4}(?:\.\d{1,3}){1,2})\s*$")
+NVCC = lazy(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2}), V(\d{1,2}\.\d{1,2}\.\d{1,4})")
+PIP_SHOW_NAME = lazy(r"^\s{0,4}Name:\s{0,4}([A-Za-z0-9][A-Za-z0-9._-]{0,80})\s*$")
+PIP_SHOW_VERSION = lazy(r"^\s{0,4}Version:\s{0,4}" + VERSION + r"\s*$")
 PROSE_PACKAGES = (
     "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
 )
-PROSE_VERSION = re.compile(
+PROSE_VERSION = lazy(
     r"(?:^|[\s`(\[,;*|])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\*{0,2}\s{0,3}(?:===?|=|:|：|\||\s)\s{0,3}"
     r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",
     re.I,
 )
-CUDATOOLKIT = re.compile(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
+CUDATOOLKIT = lazy(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
 # "driver 535.104", "driver version: 590.48.01", "my driver is 470.82", a branch alone ("NVIDIA
 # driver 470", "driver: R535")
-PROSE_DRIVER = re.compile(
+PROSE_DRIVER = lazy(
     r"\b(?:nvidia\s{1,2})?driver(?:\s{1,2}version)?(?:\s{1,2}is)?\s{0,2}[:=：]?\s{0,2}R?(\d{3}(?:\.\d{1,3}){0,2})(?![\d%]|\.\d)", re.I
 )
-PROSE_GPU = re.compile(
+PROSE_GPU = lazy(
     r"\b(?:GPUs?|Graphics card|Video card)(?:\s{0,2}(?:model|type|name))?\*{0,2}(?:\s{0,2}[:：|]|\s{1,2}is)\s{0,2}\**"
     r"(?:\d{1,2}\s?[x×]\s?)?"  # a count: "2x RTX 4090", "8 x H100"
     r"((?:NVIDIA\s|GeForce\s|Tesla\s|Quadro\s){0,3}(?:[A-Za-z]{0,8}\s?[A-Z]?\d{2,4}|[A-Z]\d\b)[A-Za-z0-9 -]{0,30})",
@@ -78,8 +79,8 @@ def read_hf_env(lines: list[str], out: PasteWriter) -> None:
     """``accelerate env`` / ``transformers env`` / ``llamafactory-cli env`` bullet dumps."""
     seen = False
     for line in lines:
-        if "version" not in line and "GPU type" not in line:
-            continue
+        if ("version" not in line and "GPU type" not in line) or line.lstrip()[:1] not in ("-", "*"):
+            continue  # both patterns open with a bullet
         m = HF_LINE.match(line)
         if m:
             seen = True
@@ -195,19 +196,19 @@ def read_prose(lines: list[str], out: PasteWriter) -> None:
             _prose_line(line, out)
 
 
-GFX = re.compile(r"\bgfx(\d{2,4}[a-f]?)(?![\w])")
+GFX = lazy(r"\bgfx(\d{2,4}[a-f]?)(?![\w])")
 # the lines that name one GPU's target (a build's target list names several, or is a variable)
-GFX_GPU = re.compile(
+GFX_GPU = lazy(
     r"^\s{0,8}(?:Name:|Marketing Name:|gcnArchName)|amdgcn-amd-amdhsa--gfx|gcnArchName|\b(?:GPU|Radeon|Instinct|card|device|agent)\b", re.I
 )
-GFX_LIST = re.compile(r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|TensileLibrary|supported|[;,]\s{0,2}gfx", re.I)
-HSA_OVERRIDE = re.compile(r"\bHSA_OVERRIDE_GFX_VERSION\s{0,2}=\s{0,2}[\"']?(\d{1,2}\.\d{1,2}\.\d{1,2})\b")
-AMD_NAME = re.compile(r"\b(AMD (?:Radeon|Instinct)[\w ()-]{0,60}?)\s{0,2}(?:\(|,|$|\bgfx)")
+GFX_LIST = lazy(r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|TensileLibrary|supported|[;,]\s{0,2}gfx", re.I)
+HSA_OVERRIDE = lazy(r"\bHSA_OVERRIDE_GFX_VERSION\s{0,2}=\s{0,2}[\"']?(\d{1,2}\.\d{1,2}\.\d{1,2})\b")
+AMD_NAME = lazy(r"\b(AMD (?:Radeon|Instinct)[\w ()-]{0,60}?)\s{0,2}(?:\(|,|$|\bgfx)")
 
 
 # A GPU named in a sentence by its product name ("on my RTX 3090", "an A100 80GB"): brand-led
 # consumer and workstation names and the data-centre parts whose names are unambiguous.
-GPU_MENTION = re.compile(
+GPU_MENTION = lazy(
     r"\b((?:NVIDIA\s)?(?:GeForce\s)?(?:RTX|GTX|GT|TITAN)\s?[A-Z]?\d{3,4}(?:\s?(?:Ti|SUPER|Ada))?"
     r"|(?:NVIDIA\s|Tesla\s)?(?:[AHBV]100|H200|H800|H20|A800|A10G|A40|A30|L40S?|B200|GB200|K80|P100|P40|T4)(?:\s?\d{2,3}GB)?)\b"
 )
