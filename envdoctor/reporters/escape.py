@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from envdoctor.core.patterns import lazy
+
 MAX_LINE = 600
 
 # C0 controls but tab and newline, DEL, C1 controls; bidirectional overrides and isolates,
 # line/paragraph separators, and the zero-width no-break space some terminals draw as nothing.
 # Lone surrogates (a non-UTF-8 name read with surrogateescape) cannot be written at all.
 _INVISIBLE = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff"
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
-_CONTROL_NL = re.compile(f"[\x00-\x1f{_INVISIBLE}]")
+_CONTROL = lazy(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
+_CONTROL_NL = lazy(f"[\x00-\x1f{_INVISIBLE}]")
 _NAMED = {"\r": "\\r", "\n": "\\n", "\t": "\\t", "\x1b": "\\x1b"}
 
 
@@ -41,8 +43,8 @@ def _cap(s: str) -> str:
 
 
 # '@' before a user or team name pings it on GitHub; a zero-width space after it does not.
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_MD_SPECIAL = re.compile(r"[\\`*_\[\]|~]")
+_MENTION = lazy(r"@(?=[A-Za-z0-9])")
+_MD_SPECIAL = lazy(r"[\\`*_\[\]|~]")
 
 
 def md_text(text: Any, *, cap: bool = True) -> str:
@@ -57,7 +59,7 @@ def md_text(text: Any, *, cap: bool = True) -> str:
     return _cap(s) if cap else s
 
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_CODE_SPAN = lazy(r"(`+)(.+?)\1")
 
 
 def md_prose(text: Any) -> str:
