@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -141,3 +143,28 @@ def test_a_temporary_directory_the_worker_cannot_make_is_one_probe_error(tmp_pat
     with pytest.raises(ProbeError, match="cannot create the probe's temporary directory .*envdoctor-probe-x"):
         probe_mod._Worker(dict(os.environ), [], root=str(missing))
     assert os.listdir(tmp_path) == []
+
+
+def test_a_worker_killed_before_its_guard_leaves_no_directory(tmp_path):
+    # The worker's child makes its directory between fork and exec; an interpreter that never
+    # reaches the guard (a slow start killed by the reaper at exit) cannot remove it: the exit does.
+    slow = tmp_path / "python"
+    slow.write_text("#!/bin/sh\nexec sleep 60\n")
+    slow.chmod(0o755)
+    code = f"""
+import os, sys, tempfile
+tempfile.tempdir = {str(tmp_path / "tmp")!r}
+os.makedirs(tempfile.tempdir)
+from envdoctor.core import probe, reaper
+assert reaper.install()
+w = probe._Worker(dict(os.environ), [], python={str(slow)!r})
+assert os.path.isdir(w.cache_root)
+print(w.cache_root, w.proc.pid, flush=True)
+reaper.reap(grace=5)
+print("left", os.path.exists(w.cache_root), w.proc.poll() is not None)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    root, pid = done.stdout.split()[:2]
+    assert done.stdout.splitlines()[-1] == "left False True", done.stdout
+    assert os.listdir(tmp_path / "tmp") == [] and _gone(int(pid))

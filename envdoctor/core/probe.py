@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from envdoctor.core import builtins, bytecode, locations
+from envdoctor.core import builtins, bytecode, locations, reaper
 from envdoctor.core._probe_child import BYTECODE_ENV, PRECOMPILE_ENV, remove_all
 from envdoctor.core.api import ProbeError, ProbeRaised
 from envdoctor.core.signatures import PROBE, SIGNATURES, best
@@ -238,6 +238,24 @@ def _run_dir() -> str:
     return os.path.join(parent, f"envdoctor-probe-{secrets.token_hex(6)}")
 
 
+# The temporary directories of workers not yet closed (root -> its cleanup plan): at exit, once
+# the reaper has ended every process below envdoctor, those still there are removed. A worker
+# killed while it was still starting (SIGTERM from the reaper before its guard ran) cannot.
+_open_roots: dict[str, Any] = {}
+_open_roots_lock = threading.Lock()
+
+
+def _remove_open_roots() -> None:
+    with _open_roots_lock:
+        left = list(_open_roots.items())
+        _open_roots.clear()
+    for root, plan in left:
+        remove_all(root, plan)
+
+
+reaper.after_reap(_remove_open_roots)
+
+
 def _make_run_dir(root: str):
     """The worker's preexec_fn: make ``root`` (private) and its ``tmp``, and work there. Only
     system calls, as code between fork and exec must be."""
@@ -277,6 +295,8 @@ class _Worker:
         # this process dies, however it dies (SIGKILL included); the worker then cleans up and exits.
         crfd, self.control = os.pipe()
         self.cleanup = cleanup_plan(env, self.cache_root)
+        with _open_roots_lock:
+            _open_roots[self.cache_root] = self.cleanup
         argv = [*boot, str(wfd), str(crfd), str(os.getpid()), self.cache_root, json.dumps(self.cleanup)]
         try:
             # From a thread that lives as long as this process: the worker's parent-death signal
@@ -408,6 +428,8 @@ class _Worker:
         self.rfd = self.control = -1
         self.log.close()
         remove_all(self.cache_root, self.cleanup)
+        with _open_roots_lock:
+            _open_roots.pop(self.cache_root, None)
 
 
 MAIN_LANE = "main"

@@ -12,6 +12,14 @@ import sys
 
 _PR_SET_CHILD_SUBREAPER = 36
 _installed = False
+_after: list = []  # what runs once every descendant is gone (see after_reap)
+
+
+def after_reap(finish) -> None:
+    """Run ``finish()`` at the end of every :func:`reap`, once the processes below this one are
+    gone: what they would have removed themselves, had they lived long enough (a probe worker
+    killed while it was still starting, before its own guard was set up)."""
+    _after.append(finish)
 
 
 def install() -> bool:
@@ -27,7 +35,19 @@ def install() -> bool:
 
 
 def reap(grace: float = 1.0) -> list[int]:
-    """TERM, then KILL, every process still below this one; their pids. A no-op unless installed."""
+    """TERM, then KILL, every process still below this one; their pids (none unless installed);
+    then what :func:`after_reap` registered."""
+    try:
+        return _reap(grace)
+    finally:
+        for finish in _after:
+            try:
+                finish()
+            except Exception:  # noqa: BLE001 - one cleanup failing must not stop the others or the exit
+                pass
+
+
+def _reap(grace: float) -> list[int]:
     if not _installed:
         return []
     import psutil
