@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING
 
 from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor import run_command as run
-from envdoctor_checks import _elf
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.bodies.extensions import OPS
 from envdoctor_checks.packages import canonical, examined, marker_applies, requirements
+
+_elf = lazy("envdoctor_checks._elf")  # the ELF reader is for the live checks: triage need not load it
 
 if TYPE_CHECKING:
     import importlib.metadata as md

@@ -7,13 +7,16 @@ not exceptions, so the check can quote them.
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import os
-import traceback
 from typing import Any
 
-from envdoctor_checks import _elf
+from envdoctor_checks._lazy import lazy
+
+# Read when a body runs: the check module imports this one for OPS, and triage need not load them.
+_elf = lazy("envdoctor_checks._elf")
+ctypes = lazy("ctypes")
+traceback = lazy("traceback")
 
 # The libraries an extension's torch symbols resolve from (libtorch_python pulls in the rest).
 TORCH_LIBS = ("libtorch_python.so", "libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so", "libc10.so", "libc10_cuda.so")
