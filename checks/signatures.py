@@ -284,7 +284,8 @@ SIGNATURES: tuple[Signature, ...] = (
         id="conda.cpu_variant_for_cuda",
         # conda's CPU variant (a "+cpu"/"_cpu_0" build, the cpu-only or pytorch-mutex cpu package) after a CUDA toolkit
         # was asked for in the same paste: the command, or the plan's cudatoolkit line (plans are sorted by name)
-        pattern=r"\b(?:cudatoolkit|pytorch-cuda)\b[\s\S]{0,2000}?(?P<pkg>(?:py)?torch(?:-nightly)?-\d[\w.]{0,40}\+cpu\S{0,60}"
+        # (the window stops at the next toolkit word, so windows never overlap: linear in the paste)
+        pattern=r"\b(?:cudatoolkit|pytorch-cuda)\b(?:(?!\b(?:cudatoolkit|pytorch-cuda)\b)[\s\S]){0,2000}?(?P<pkg>(?:py)?torch(?:-nightly)?-\d[\w.]{0,40}\+cpu\S{0,60}"
         r"|(?:py)?torch(?:-nightly)?[ \t]{1,40}\d[\w.+]{0,40}[ \t]{1,40}\S{0,40}_cpu_\d{1,3}\b|cpu-only-\d\S{0,20}"
         r"|pytorch-mutex-1\.0-cpu|pytorch-mutex[ \t]{1,40}1\.0[ \t]{1,40}cpu\b)",
         cause="conda resolved the CPU-only pytorch variant ({pkg}) although a CUDA toolkit was asked for: no CUDA package matched that "
