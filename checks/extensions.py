@@ -19,6 +19,8 @@ import re
 import shutil
 from typing import TYPE_CHECKING
 
+from packaging.version import InvalidVersion, Version
+
 from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks._lazy import lazy
@@ -214,14 +216,63 @@ def _fix(key: str, name: str, torch_version: str) -> str:
     )
 
 
+# The release-wheel tag of flash-attn and the packages built the same way (mamba-ssm,
+# causal-conv1d): +cu122torch2.3cxx11abiFALSE. The CUDA major, torch's release and its C++ ABI.
+_WHEEL_TAG = re.compile(r"^cu(1\d{1,2})torch(\d{1,2}\.\d{1,3})cxx11abi(TRUE|FALSE)$", re.I)
+
+
+def torch_cxx11_abi(torch_version: str) -> bool | None:
+    """The C++ ABI of a pytorch.org / PyPI build of this torch release: the old ABI up to 2.6, the
+    C++11 ABI from 2.7 (manylinux_2_28); None for a build from elsewhere (a source or NGC build,
+    ``2.2.0a0+81ea7a4``: its own choice)."""
+    release, _, local = torch_version.partition("+")
+    v = _version_of(release)
+    if v is None or v.is_prerelease or v.is_devrelease or (local and not re.fullmatch(r"cu\d+|cpu|rocm[\d.]+", local)):
+        return None
+    return v.release[:2] >= (2, 7)
+
+
+def _version_of(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def wheel_tag_problem(d: dict, torch_version: str) -> str:
+    """What an extension's release-wheel tag (``+cu118torch2.2cxx11abiTRUE``) says is wrong with
+    this torch: another torch release, another CUDA major, another C++ ABI."""
+    m = _WHEEL_TAG.match(d["version"].partition("+")[2])
+    if not m:
+        return ""
+    cuda, release, abi = m.group(1), m.group(2), m.group(3).upper() == "TRUE"
+    head = f"{d['name']} {d['version']} is built for torch {release}"
+    if not re.match(re.escape(release) + r"(?:\.|$|\+|a|rc)", torch_version):
+        return f"{head}, torch {torch_version} is installed"
+    tlocal = torch_version.partition("+")[2]
+    major = cuda[:2]  # cu12 (flash-attn >= 2.6) or cu122: a CUDA major's wheels serve all its minors
+    if re.fullmatch(r"cu\d{3}", tlocal) and tlocal[2:4] != major:
+        return f"{head} with CUDA {major}, torch {torch_version} is a {tlocal} build"
+    have = torch_cxx11_abi(torch_version)
+    if have is not None and have != abi:
+        tag = "cxx11abiTRUE" if have else "cxx11abiFALSE"
+        return (
+            f"{head} and the {'C++11' if abi else 'old (pre-C++11)'} ABI; pytorch.org's torch {torch_version} uses the "
+            f"{'C++11' if have else 'old'} ABI (its wheels are the {tag} ones)"
+        )
+    return ""
+
+
 def metadata_problem(d: dict, torch_version: str) -> str:
-    """What package metadata alone says is wrong: a torch pin or a CUDA tag that differs."""
+    """What package metadata alone says is wrong: a torch pin, a release-wheel tag or a CUDA tag that differs."""
     tlocal = torch_version.partition("+")[2]
     pins = [r for r in requirements(d) if canonical(r.name) == "torch" and marker_applies(r)]
     exact = [r for r in pins if any(s.operator in ("==", "===") for s in r.specifier)]
     elocal = d["version"].partition("+")[2]
     if exact and not all(r.specifier.contains(torch_version, prereleases=True) for r in exact):
         return f"{d['name']} {d['version']} requires torch{exact[0].specifier}, torch {torch_version} is installed"
+    if _WHEEL_TAG.match(elocal):
+        return wheel_tag_problem(d, torch_version)
     if elocal.startswith("cu") and tlocal.startswith(("cu", "cpu")) and elocal != tlocal:
         return f"{d['name']} {d['version']} is a {elocal} build, torch {torch_version} is {tlocal}"
     return ""
@@ -254,6 +305,15 @@ def _judge(key: str, d: dict, ext: dict | None, load: dict | None, tv: str) -> t
     )
 
 
+def _cause_of(names) -> str:
+    """The catalog's category for the packages that fail: a companion's own, else any extension's."""
+    names = set(names)
+    for companion in ("torchvision", "torchaudio"):
+        if names == {companion}:
+            return f"{companion}_torch_mismatch"
+    return "extension_abi_mismatch"
+
+
 @check("torch.extension_abi", tags=("build",), sources=("live", "pasted"), blame=("compiled",))
 def extension_abi(dists, torch_build=None, torch_extensions=None, extension_loads=None):
     """Compiled torch extensions load with the installed torch"""
@@ -279,8 +339,9 @@ def extension_abi(dists, torch_build=None, torch_extensions=None, extension_load
         items.append(Item(d.get("name") or key, status, message))
         if status is not Status.PASS:
             bad.append((d, items[-1]))
-    details = {"extensions": {k: [o["rel"] for o in e["objects"]] for k, e in found.items()}}
+    details: dict[str, object] = {"extensions": {k: [o["rel"] for o in e["objects"]] for k, e in found.items()}}
     if bad:
+        details["cause_id"] = _cause_of(canonical(d.get("name") or "") for d, _ in bad)
         fixes = "; ".join(dict.fromkeys(_fix(canonical(d.get("name") or ""), d.get("name") or "", tv) for d, _ in bad))
         worst_status = Status.FAIL if any(i.status is Status.FAIL for _, i in bad) else Status.WARN
         return (fail if worst_status is Status.FAIL else warn)(

@@ -208,6 +208,17 @@ def read_listings(lines: list[str], acc: Acc) -> None:
     read_conda_headerless(lines, acc)
     read_headerless(lines, acc)
     read_freeze(lines, acc)
+    read_wheel_names(lines, acc)
+
+
+def read_wheel_names(lines: list[str], acc: Acc) -> None:
+    """A wheel's file name anywhere in a line (``pip install flash_attn-2.5.5+cu118torch2.2cxx11abiTRUE-cp38-…whl``,
+    a download log) states its distribution and version exactly, local tag included."""
+    for i, line in enumerate(lines):
+        if i in acc.consumed or ".whl" not in line:
+            continue
+        for m in WHEEL.finditer(url_unquote(line)):
+            pip_requirement(acc, m.group(1).replace("_", "-"), m.group(2), line, RANK_PIP)
 
 
 def read_conda_headerless(lines: list[str], acc: Acc) -> None:

@@ -183,3 +183,44 @@ def test_metadata_only_when_nothing_could_be_loaded():
     row = run_check(extensions.extension_abi, dists=dists)
     assert row.status is Status.FAIL and "cu122torch2.3 build" in row.message
     assert "--no-build-isolation" in row.hint
+
+
+def _flash(version: str) -> dict:
+    return {"name": "flash-attn", "version": version, "requires": ["torch"]}
+
+
+@pytest.mark.parametrize(
+    ("wheel", "torch", "verdict"),
+    [
+        # flash-attn's release wheels: one per CUDA major, torch release and C++ ABI
+        ("2.5.8+cu122torch2.3cxx11abiFALSE", "2.3.1+cu121", ""),  # a cu12 wheel serves every CUDA 12.x torch
+        ("2.5.8+cu122torch2.3cxx11abiFALSE", "2.3.1", ""),
+        ("2.5.5+cu118torch2.2cxx11abiTRUE", "2.2.0", "old ABI"),  # pytorch.org's torch <= 2.6: the old ABI
+        ("2.7.4+cu12torch2.7cxx11abiFALSE", "2.7.1+cu126", "C++11 ABI"),  # from 2.7: the C++11 ABI
+        ("2.7.4+cu12torch2.7cxx11abiTRUE", "2.7.1+cu126", ""),
+        ("2.5.5+cu118torch2.2cxx11abiFALSE", "2.2.0+cu121", "is a cu121 build"),
+        ("2.5.8+cu122torch2.3cxx11abiFALSE", "2.4.0+cu121", "torch 2.4.0+cu121 is installed"),
+        ("2.5.8+cu122torch2.3cxx11abiTRUE", "2.3.0a0+6ddf5cf", ""),  # an NGC / source torch: its own ABI, not judged
+    ],
+)
+def test_a_release_wheel_tag_is_judged_by_its_parts(wheel, torch, verdict):
+    problem = extensions.metadata_problem(_flash(wheel), torch)
+    assert (verdict in problem) if verdict else problem == "", problem
+
+
+def test_a_pasted_wheel_name_with_the_wrong_abi_is_named_an_extension_mismatch():
+    from envdoctor.core.registry import discover
+    from envdoctor.core.triage import triage
+    from envdoctor.sources import read_paste
+
+    paste = (
+        "PyTorch version: 2.3.1+cu121\n"
+        "$ pip install flash_attn-2.5.8+cu122torch2.3cxx11abiTRUE-cp310-cp310-linux_x86_64.whl\n"
+        "Successfully installed flash-attn-2.5.8\n"
+    )
+    facts = read_paste(paste).facts
+    assert facts["dists"]["flash-attn"]["version"] == "2.5.8+cu122torch2.3cxx11abiTRUE"
+    top = triage(discover(), read_paste(paste), paste).causes[0]
+    assert top.is_problem and top.cause_id == "extension_abi_mismatch" and "cxx11abiFALSE" in top.summary
+    healthy = paste.replace("abiTRUE", "abiFALSE")
+    assert not triage(discover(), read_paste(healthy), healthy).found
