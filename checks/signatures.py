@@ -730,6 +730,202 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="the output with NCCL_DEBUG=INFO and `df -h /dev/shm`",
         ask_facts=("shm",),
     ),
+    # --- the common texts of every layer, read off public threads (issue 25's sweep) -------
+    _S(
+        id="container.cli_no_driver",
+        pattern=r"nvidia-container-cli: initialization error: load library failed: libnvidia-ml\.so\.1",
+        cause="the NVIDIA Container Toolkit finds no NVIDIA driver on the host (libnvidia-ml.so.1): the driver is not installed there, "
+        "or the Docker daemon runs where it cannot see it (snap or rootless Docker, Docker Desktop without GPU support)",
+        cause_id="cuda_not_available_driver",
+        check="nvidia.driver",
+        fix="Make nvidia-smi work on the host first (install the driver); use the distribution's Docker, not the snap, and "
+        "re-run sudo nvidia-ctk runtime configure --runtime=docker",
+        ask="the output of `nvidia-smi` on the host and `docker info | grep -i runtime`",
+    ),
+    _S(
+        id="nvidia.error_803",
+        pattern=r"Error 803: system has unsupported display driver / cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        cause="the CUDA driver library loaded (libcuda) does not match the NVIDIA kernel module: a container's or a compat "
+        "package's libcuda newer than the host driver, or a driver upgraded without a reboot",
+        cause_id="driver_library_mismatch",
+        check="nvidia.driver_library_mismatch",
+        fix="Load the libcuda of the running driver: reinstall the NVIDIA driver so its libraries and kernel module are one release "
+        "(reboot after an upgrade), remove the cuda-compat libraries from LD_LIBRARY_PATH on a GPU without forward compatibility, "
+        "and in a container let the NVIDIA runtime mount the host's libcuda",
+        ask="the output of `nvidia-smi` and `cat /proc/driver/nvidia/version`",
+        ask_facts=("driver",),
+    ),
+    _S(
+        id="torch.deferred_num_gpus",
+        pattern=r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+        cause="CUDA_VISIBLE_DEVICES names fewer GPUs than the code asks for, or it was changed after CUDA was initialised",
+        cause_id="cuda_visible_devices",
+        check="nvidia.cuda_visible_devices",
+        fix="Set CUDA_VISIBLE_DEVICES before the process starts (before import torch) and ask only for devices 0..N-1 of those it lists",
+        ask="`echo $CUDA_VISIBLE_DEVICES` and `nvidia-smi -L`",
+    ),
+    _S(
+        id="cuda.ptx_toolchain",
+        pattern=r"the provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        cause="the NVIDIA driver is older than the CUDA that produced this PTX (torch, an extension or Triton built with a newer CUDA "
+        "than the driver supports)",
+        cause_id="driver_too_old_for_torch_cuda",
+        check="torch.driver_supports_cuda",
+        fix="Upgrade the NVIDIA driver to one that supports the CUDA the code was built with, or install builds made for the driver's CUDA",
+        ask="the output of `nvidia-smi` and `pip list | grep -E 'torch|triton'`",
+        ask_facts=("driver", "gpus", "dists"),
+    ),
+    _S(
+        id="triton.kernel_image_invalid",
+        pattern=r"Triton Error \[CUDA\]: device kernel image is invalid",
+        cause="the driver cannot load the kernel Triton built: the driver is older than the CUDA of Triton's bundled ptxas "
+        "(or, with an old Triton, a cached kernel built for another GPU was loaded)",
+        cause_id="driver_too_old_for_torch_cuda",
+        check="torch.driver_supports_cuda",
+        fix="Upgrade the NVIDIA driver to the branch of the CUDA this torch/Triton ships (or point TRITON_PTXAS_PATH at a ptxas "
+        "no newer than the driver's CUDA); clear ~/.triton/cache when the cache directory is shared between GPU models",
+        ask="the output of `nvidia-smi` and `pip list | grep -E 'torch|triton'`",
+        ask_facts=("driver", "gpus", "dists"),
+    ),
+    _S(
+        id="nvidia.gpu_busy",
+        pattern=r"CUDA-capable device\(s\) is/are busy or unavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|cudaErrorDevicesUnavailable",
+        cause="the GPU is in an exclusive compute mode and another process holds it, or the process cannot reach it",
+        cause_id="gpu_exclusive_busy",
+        check="nvidia.compute_mode",
+        fix="Free the GPU (nvidia-smi lists its processes) or set the default compute mode: sudo nvidia-smi -c DEFAULT",
+        ask="the output of `nvidia-smi -q -d COMPUTE` and `nvidia-smi`",
+    ),
+    _S(
+        id="toolchain.ninja_required",
+        pattern=r"Ninja is required to load C\+\+ extensions",
+        cause="torch.utils.cpp_extension builds with ninja and none is installed",
+        cause_id="ninja_missing",
+        check="toolchain.ninja",
+        fix="pip install ninja (in the environment that builds the extension)",
+    ),
+    _S(
+        id="toolchain.gcc_missing",
+        pattern=r"error: command '(?P<cc>(?:[\w.-]{0,40}-)?(?:gcc|cc|g\+\+|c\+\+|clang)(?:-\d{1,2})?)' failed(?: with exit code 1)?: No such file or directory"
+        r"|Command '\['which', '(?P<cxx>c\+\+|g\+\+)'\]' returned non-zero exit status 1",
+        cause="no C/C++ compiler is installed: building the extension needs gcc and g++",
+        cause_id="no_c_compiler",
+        check="compile.cxx_compiler",
+        fix="Install the compilers: apt-get install build-essential (dnf install gcc gcc-c++), or point CC/CXX at them",
+    ),
+    _S(
+        id="compile.msvc_missing",
+        pattern=r"Compiler: cl is not found|'cl' is not recognized as an internal or external command|Microsoft Visual C\+\+ 14\.0 or greater is required",
+        cause="the MSVC compiler (cl.exe) is not reachable: on Windows Inductor and extension builds compile with Visual Studio's C++ tools",
+        cause_id="no_c_compiler",
+        check="compile.cxx_compiler",
+        fix="Install Visual Studio Build Tools with the 'Desktop development with C++' workload and run from the x64 Native Tools prompt "
+        "(or call vcvars64.bat first)",
+    ),
+    _S(
+        id="build.gcc_too_new_for_nvcc",
+        pattern=r"#error -- unsupported (?:GNU|clang) version! (?:gcc|clang) versions later than (?P<max>\d{1,2}) are not supported",
+        cause="the host compiler is newer than this CUDA toolkit's nvcc accepts (gcc > {max})",
+        cause_id="host_compiler_too_new_for_nvcc",
+        check="toolchain.nvcc",
+        fix="Install gcc-{max} and g++-{max} and build with them (export CC=gcc-{max} CXX=g++-{max} NVCC_CCBIN=g++-{max}), or a newer CUDA "
+        "toolkit that supports this gcc",
+        ask="`nvcc --version` and `gcc --version`",
+    ),
+    _S(
+        id="torch.no_wheel",
+        pattern=r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (?P<req>torch(?:vision|audio)?\b[^\s)]{0,40})",
+        cause="pip finds no {req} wheel for this Python, OS and CPU: a Python newer (or older) than that release supports, a 32-bit Python, "
+        "or an index that lacks the build",
+        cause_id="no_torch_wheel_for_python",
+        check="system.python",
+        fix="Use a 64-bit Python the release supports (pytorch.org lists each release's Pythons), or a torch release built for this "
+        "Python; for a CUDA build give its index: --index-url https://download.pytorch.org/whl/cu<XY>",
+        ask="`python --version`, `python -c 'import platform; print(platform.machine(), platform.architecture())'` and the pip command",
+    ),
+    _S(
+        id="compile.windows",
+        pattern=r"Windows not yet supported for torch\.compile",
+        cause="this torch's torch.compile does not support Windows",
+        cause_id="compile_unsupported_platform",
+        check="system.os",
+        fix="Upgrade torch (torch.compile runs on Windows from torch 2.6: MSVC for the CPU, the triton-windows package for GPUs), "
+        "or run under WSL 2, or skip torch.compile",
+    ),
+    _S(
+        id="torch.mkl_ijit",
+        pattern=r"undefined symbol: iJIT_NotifyEvent|Intel MKL FATAL ERROR: Cannot load (?P<lib>libmkl_\w+\.so(?:\.\d)?)",
+        cause="the MKL in the environment does not match this torch (conda's mkl 2024.1 and later dropped a symbol torch links, or "
+        "MKL's libraries are mixed)",
+        cause_id="mkl_incompatible",
+        check="torch.importable",
+        fix="Pin MKL to the release torch was built with: conda install mkl=2024.0 (or install torch from pip, which brings its own)",
+        ask="`conda list | grep -E 'mkl|pytorch|intel'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.duplicate_openmp",
+        pattern=r"OMP: Error #15: Initializing (?P<lib>[\w.-]{1,60}), but found (?P<other>[\w.-]{1,60}) already initialized",
+        cause="two OpenMP runtimes ({lib} and {other}) are loaded into one process (one from torch, one from numpy/MKL, conda's "
+        "intel-openmp or another package)",
+        cause_id="duplicate_openmp",
+        check="torch.loaded_libraries",
+        fix="Keep one OpenMP runtime: install torch and numpy from the same source (all pip, or all one conda channel), or remove "
+        "the extra intel-openmp/llvm-openmp; KMP_DUPLICATE_LIB_OK=TRUE only hides it and can give wrong results",
+        ask="`conda list | grep -E 'openmp|mkl|numpy|pytorch'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="system.execstack",
+        pattern=r"(?P<lib>[\w.+-]{1,80}\.so(?:\.\d+)*): cannot enable executable stack as shared object requires",
+        cause="the system refuses {lib}'s request for an executable stack (glibc 2.41 and later, or SELinux): older torch and conda "
+        "builds carry that flag",
+        cause_id="execstack_refused",
+        check="torch.importable",
+        fix="Clear the flag on that library (patchelf --clear-execstack <path to {lib}>) or install a newer torch build without it",
+        ask="`ldd --version` and how torch was installed (pip or conda)",
+    ),
+    _S(
+        id="torch.setuptools_packaging",
+        pattern=r"cannot import name 'packaging' from 'pkg_resources'",
+        cause="setuptools 70 and later no longer provide pkg_resources.packaging, which this torch's cpp_extension imports",
+        cause_id="setuptools_incompatible",
+        check="packages.versions",
+        fix="pip install 'setuptools<70', or upgrade torch (2.4 and later no longer import it)",
+        ask="`pip list | grep -E 'torch|setuptools'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="compile.triton_not_installed",
+        pattern=r"No module named '(?:triton|pytorch_triton)'",
+        cause="Triton is not installed: torch.compile's GPU code and Triton kernels need it",
+        cause_id="triton_missing",
+        check="compile.triton_available",
+        fix="Install the Triton this torch pins: pip install triton (Windows: pip install triton-windows); on a CPU-only machine "
+        "torch.compile needs no Triton",
+        ask="`pip list | grep -E 'torch|triton'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.windows_dll_c",
+        pattern=r"DLL load failed while importing _C: The specified module could not be found",
+        cause="a DLL torch._C needs on Windows is missing (most often the Microsoft Visual C++ Redistributable, or a CUDA DLL of a "
+        "broken install)",
+        cause_id="windows_dll_dependency_missing",
+        check="torch.importable",
+        fix="Install the latest Microsoft Visual C++ Redistributable (x64) and reinstall torch: pip install --force-reinstall torch",
+    ),
+    _S(
+        id="torch.torchvision_cpu_op",
+        pattern=r"Could not run 'torchvision::\w+' with arguments from the 'CUDA' backend",
+        cause="torchvision is a CPU-only build (or built for another torch) beside a CUDA torch: its CUDA operators are missing",
+        cause_id="torchvision_torch_mismatch",
+        check="torch.extension_abi",
+        fix="Install torchvision from the same CUDA index as torch: pip install --force-reinstall torchvision 'torch==<your torch>' "
+        "--index-url https://download.pytorch.org/whl/cu<XY>",
+        ask="`pip list | grep -E 'torch|torchvision'`",
+        ask_facts=("dists",),
+    ),
     # --- generic, last ---------------------------------------------------------------------
     _S(
         id="system.no_space",
