@@ -414,7 +414,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="build.cuda_home_missing",
-        pattern=r"CUDA_HOME does not exist, unable to compile CUDA op|MissingCUDAException",
+        pattern=r"CUDA_HOME does not exist, unable to compile CUDA op|MissingCUDAException|CUDA_HOME environment variable is not set"
+        r"|No such file or directory: '[^'\n]{0,200}/bin/nvcc'|(?:sh|bash): (?:\d{1,4}: )?nvcc: (?:command )?not found",
         cause="no CUDA toolkit (nvcc) was found to compile CUDA ops: CUDA_HOME is unset and no toolkit is installed",
         cause_id="cuda_toolkit_missing",
         check="toolchain.nvcc",
@@ -443,7 +444,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="torch.cuda_lib_missing",
-        pattern=r"(?P<lib>lib(?:cudnn|cublas\w{0,20}|nccl|cusparse\w{0,20}|cufft|curand|cusolver|nvJitLink|cudart|nvrtc|cupti)[\w.]{0,100}): cannot open shared object file",
+        pattern=r"(?P<lib>lib(?:cudnn|cublas\w{0,20}|nccl|cusparse\w{0,20}|cufft|curand|cusolver|nvJitLink|cudart|nvrtc|cupti)[\w.]{0,100}): cannot open shared object file"
+        r"|Unable to load any of \{(?P<lib2>lib(?:cudnn|cublas)\w{0,20}\.so[\w.]{0,20})",
         cause="{lib} is missing: torch's CUDA libraries (the nvidia-* pip packages) are not installed where torch looks for them",
         cause_id="nvidia_lib_missing",
         check="torch.importable",
@@ -525,7 +527,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="docker.no_gpu_runtime",
-        pattern=r"could not select device driver \"[^\"\n]{0,40}\" with capabilities: \[\[gpu\]\]|The NVIDIA Driver was not detected\.\s+GPU functionality will not be available",
+        pattern=r"could not select device driver \"[^\"\n]{0,40}\" with capabilities: \[\[gpu\]\]|The NVIDIA Driver was not detected\.\s+GPU functionality will not be available"
+        r"|unknown or invalid runtime name: nvidia",
         cause="the container was started without the NVIDIA runtime (the NVIDIA Container Toolkit is not installed or docker is not configured for it)",
         cause_id="container_toolkit_missing",
         check="nvidia.driver",
@@ -712,7 +715,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="torch.no_cuda_gpus",
-        pattern=r"No CUDA GPUs are available",
+        pattern=r"No CUDA GPUs are available|Error 100: no CUDA-capable device is detected",
         cause="CUDA sees no GPU: most often CUDA_VISIBLE_DEVICES names a GPU index that does not exist here (or is empty)",
         cause_id="cuda_visible_devices",
         check="nvidia.cuda_visible_devices",
@@ -798,7 +801,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="toolchain.ninja_required",
-        pattern=r"Ninja is required to load C\+\+ extensions",
+        pattern=r"Ninja is required to load C\+\+ extensions|(?:sh|bash): (?:\d{1,4}: )?ninja: (?:command )?not found",
         cause="torch.utils.cpp_extension builds with ninja and none is installed",
         cause_id="ninja_missing",
         check="toolchain.ninja",
@@ -834,10 +837,11 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="torch.no_wheel",
-        pattern=r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (?P<req>torch(?:vision|audio)?\b[^\s)]{0,40})",
+        pattern=r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (?P<req>torch(?:vision|audio)?\b[^\s)]{0,40})"
+        r"|(?P<wheel>[\w.+-]{1,200}\.whl) is not a supported wheel on this platform",
         cause="pip finds no {req} wheel for this Python, OS and CPU: a Python newer (or older) than that release supports, a 32-bit Python, "
         "or an index that lacks the build",
-        cause_id="no_torch_wheel_for_python",
+        cause_id="no_wheel_for_platform",
         check="system.python",
         fix="Use a 64-bit Python the release supports (pytorch.org lists each release's Pythons), or a torch release built for this "
         "Python; for a CUDA build give its index: --index-url https://download.pytorch.org/whl/cu<XY>",
@@ -924,6 +928,113 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install torchvision from the same CUDA index as torch: pip install --force-reinstall torchvision 'torch==<your torch>' "
         "--index-url https://download.pytorch.org/whl/cu<XY>",
         ask="`pip list | grep -E 'torch|torchvision'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="nvidia.smi_no_driver",
+        pattern=r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|nvidia-smi: (?:command )?not found"
+        r"|'nvidia-smi' is not recognized as an internal or external command",
+        cause="no NVIDIA driver is running: the kernel module is not loaded (a kernel upgraded without the module rebuilt, Secure Boot "
+        "refusing it) or the driver is not installed (in a container: started without the NVIDIA runtime)",
+        cause_id="cuda_not_available_driver",
+        check="nvidia.driver",
+        fix="sudo modprobe nvidia says why it is not loaded; reinstall the driver for the running kernel (DKMS), enroll its key or "
+        "disable Secure Boot; in Docker start the container with --gpus all",
+        ask="`uname -r`, `lsmod | grep nvidia` and `dkms status`",
+    ),
+    _S(
+        id="nvidia.secure_boot",
+        pattern=r"could not insert 'nvidia(?:_\w{1,10})?': (?:Key was rejected by service|Required key not available)",
+        cause="Secure Boot refuses the unsigned NVIDIA kernel module, so no driver is running",
+        cause_id="cuda_not_available_driver",
+        check="nvidia.driver",
+        fix="Enroll the module's signing key (sudo mokutil --import the DKMS key, reboot, confirm in the MOK manager) or disable Secure Boot",
+    ),
+    _S(
+        id="container.cuda_requirement",
+        pattern=r"nvidia-container-cli: requirement error: unsatisfied condition: cuda\s{0,2}>=\s{0,2}(?P<cuda>\d{1,2}\.\d{1,2})",
+        cause="the image needs CUDA {cuda} and the host's NVIDIA driver supports an older CUDA",
+        cause_id="driver_too_old_for_torch_cuda",
+        check="torch.driver_supports_cuda",
+        fix="Upgrade the host driver to one for CUDA {cuda}, or use an image built for the CUDA the driver supports (nvidia-smi's "
+        "'CUDA Version'); NVIDIA_DISABLE_REQUIRE=1 only helps on GPUs with forward compatibility",
+        ask="`nvidia-smi` on the host and the image's name",
+        ask_facts=("driver", "gpus"),
+    ),
+    _S(
+        id="bnb.without_cuda",
+        pattern=r"The installed version of bitsandbytes was compiled without GPU support|CUDA Setup failed despite GPU being available",
+        cause="bitsandbytes cannot use the GPU: it loaded its CPU library (an old bitsandbytes without a build for this CUDA, a CUDA "
+        "runtime it cannot find, or no GPU visible to torch)",
+        cause_id="bitsandbytes_without_cuda",
+        check="packages.versions",
+        fix="pip install -U bitsandbytes (0.43 and later ship builds for every CUDA torch uses); check torch.cuda.is_available() and "
+        "unset BNB_CUDA_VERSION; python -m bitsandbytes says which library it loads",
+        ask="the output of `python -m bitsandbytes` and `pip list | grep -E 'torch|bitsandbytes'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="dist.port_in_use",
+        pattern=r"The server socket has failed to listen on any local network address|failed to bind to [^\n]{0,80}errno: 98|"
+        r"\bEADDRINUSE\b",
+        cause="the rendezvous port (MASTER_PORT, 29500 by default) is taken: another job or a stale process of an earlier run listens on it",
+        cause_id="rendezvous_port_in_use",
+        check="distributed.rendezvous",
+        fix="Give the job a free port (torchrun --master-port <port>, or MASTER_PORT) or stop the stale process (ss -ltnp | grep <port>)",
+    ),
+    _S(
+        id="nccl.duplicate_gpu",
+        pattern=r"Duplicate GPU detected : rank \d{1,6} and rank \d{1,6} both on CUDA device",
+        cause="two ranks use the same GPU: each process must select its own device (LOCAL_RANK) before NCCL starts",
+        cause_id="ranks_share_a_gpu",
+        check="distributed.launch",
+        fix="Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before init_process_group and do not hard-code a device; give "
+        "the job as many visible GPUs as ranks per node (CUDA_VISIBLE_DEVICES, --nproc-per-node)",
+    ),
+    _S(
+        id="dist.no_nccl",
+        pattern=r"Distributed package doesn't have NCCL built in",
+        cause="this torch has no NCCL: NCCL exists only in torch's CUDA builds on Linux (Windows and macOS builds, CPU builds lack it)",
+        cause_id="nccl_not_in_build",
+        check="distributed.launch",
+        fix="Use backend='gloo' on Windows and macOS (or for CPU tensors); on Linux with GPUs install a CUDA build of torch",
+    ),
+    _S(
+        id="dist.not_launched",
+        pattern=r"environment variable (?P<var>RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, but not set",
+        cause="the script calls init_process_group('env://') but was not started by a launcher: {var} is not set",
+        cause_id="not_launched_by_torchrun",
+        check="distributed.launch",
+        fix="Start it with torchrun --nproc-per-node=<GPUs> script.py (it sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT), or set them",
+    ),
+    _S(
+        id="triton.shared_memory",
+        pattern=r"out of resource: shared memory, Required: (?P<need>\d{1,9}), Hardware limit(?:ation)?: (?P<have>\d{1,9})",
+        cause="the kernel's configuration needs {need} bytes of shared memory per block and this GPU has {have}: it was tuned for a "
+        "larger GPU (A100/H100 class)",
+        cause_id="gpu_shared_memory_too_small",
+        check="triton.gpu_supported",
+        fix="Use the project's configuration for this GPU class (smaller block sizes or num_stages), or run on a GPU with more shared "
+        "memory per block",
+        ask="the output of `nvidia-smi -L`",
+        ask_facts=("gpus",),
+    ),
+    _S(
+        id="xla.tpu_in_use",
+        pattern=r"libtpu\.so already in use by (?:process with pid \d{1,9}|another process)|TPU initialization failed: open\(/dev/accel\d{1,3}\): Device or resource busy",
+        cause="another process holds the TPU (an earlier run still alive, a notebook kernel, JAX or TensorFlow), or its lock file was left behind",
+        cause_id="tpu_in_use",
+        check="xla.libtpu",
+        fix="Stop the process that holds /dev/accel* (sudo lsof -w /dev/accel*) and remove a stale /tmp/libtpu_lockfile",
+    ),
+    _S(
+        id="numpy.too_old",
+        pattern=r"module compiled against (?:ABI|API) version 0x\w{1,8} but this version of numpy is 0x\w{1,8}",
+        cause="a module was compiled against a newer NumPy than the one installed",
+        cause_id="numpy_abi",
+        check="torch.numpy_abi",
+        fix="Upgrade NumPy to the release the module was built with (pip install -U numpy), or install the module's build for this NumPy",
+        ask="`pip list | grep -E 'numpy|torch'`",
         ask_facts=("dists",),
     ),
     # --- generic, last ---------------------------------------------------------------------

@@ -63,13 +63,67 @@ TEXTS = [
     (
         "ERROR: Could not find a version that satisfies the requirement torch==2.0.1 (from versions: 2.6.0, 2.7.0)\n"
         "ERROR: No matching distribution found for torch==2.0.1",
-        "no_torch_wheel_for_python",
+        "no_wheel_for_platform",
     ),
     ("RuntimeError: Windows not yet supported for torch.compile", "compile_unsupported_platform"),
     ("ModuleNotFoundError: No module named 'triton'", "triton_missing"),
     ("ImportError: DLL load failed while importing _C: The specified module could not be found.", "windows_dll_dependency_missing"),
     ("NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.", "torchvision_torch_mismatch"),
     ("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable", "gpu_exclusive_busy"),
+    # bitsandbytes-foundation/bitsandbytes#176 (0.37 wheel without the CUDA library), cocktailpeanut/fluxgym#411 (pip install -U fixed it)
+    (
+        "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, "
+        "and GPU quantization are unavailable.",
+        "bitsandbytes_without_cuda",
+    ),
+    (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The server socket "
+        "has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+        "rendezvous_port_in_use",
+    ),
+    # NVIDIA/Megatron-LM#661, Peterande/D-FINE#289 (a device hard-coded in train.py)
+    (
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+        "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000",
+        "ranks_share_a_gpu",
+    ),
+    ("RuntimeError: Distributed package doesn't have NCCL built in", "nccl_not_in_build"),
+    (
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set",
+        "not_launched_by_torchrun",
+    ),
+    # alipay/PainlessInferenceAcceleration#35 (RTX 3090: num_stages lowered), vllm-project/vllm#36802 (T4)
+    (
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 163842, Hardware limitation: 101376. "
+        "reducing the block size or `num_stages` may help",
+        "gpu_shared_memory_too_small",
+    ),
+    # pytorch/xla#3214, jax-ml/jax#10192 (a stale /tmp/libtpu_lockfile)
+    ("libtpu.so already in use by another process. Not attempting to load libtpu.so in this process.", "tpu_in_use"),
+    (
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is "
+        "installed and running.",
+        "cuda_not_available_driver",
+    ),
+    ("modprobe: ERROR: could not insert 'nvidia': Key was rejected by service", "cuda_not_available_driver"),
+    ("bash: nvidia-smi: command not found", "cuda_not_available_driver"),
+    (
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version, "
+        "or use an earlier cuda container: unknown",
+        "driver_too_old_for_torch_cuda",
+    ),
+    ("docker: Error response from daemon: unknown or invalid runtime name: nvidia.", "container_toolkit_missing"),
+    ("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", "cuda_toolkit_missing"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'", "cuda_toolkit_missing"),
+    ("/bin/sh: 1: nvcc: not found", "cuda_toolkit_missing"),
+    ("/bin/sh: 1: ninja: not found", "ninja_missing"),
+    ("Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}", "nvidia_lib_missing"),
+    (
+        "ERROR: flash_attn-2.6.3+cu123torch2.4cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform.",
+        "no_wheel_for_platform",
+    ),
+    ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 100: no CUDA-capable device is detected", "cuda_visible_devices"),
+    ("RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xf", "numpy_abi"),
 ]
 
 
@@ -87,6 +141,9 @@ def test_a_common_error_text_names_its_cause(text, cause_id):
         "pip install ninja  # Ninja is optional here",
         "Successfully installed setuptools-69.5.1 packaging-24.0",
         "import triton  # works: triton 3.6.0",
+        "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",  # OpenCV's, not the GPU stack
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",  # the workload, not the machine
+        "keyctl: Required key not available",
     ],
 )
 def test_texts_near_them_name_no_cause(text):
