@@ -698,6 +698,15 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Fix or unset CUDA_VISIBLE_DEVICES (it must list existing indices or UUIDs) and set it before the program starts",
     ),
     _S(
+        id="vllm.nccl_truncated",
+        pattern=r"bus error[^\n]{0,60}Loading nccl from library|Loading nccl from library (?P<lib>\S{1,300})(?:\n[^\n]{0,400}){0,6}\n[^\n]{0,200}\b[Bb]us error",
+        cause="the NCCL library vLLM loads is damaged (a truncated download under ~/.config/vllm/nccl): mapping it crashes with a bus error",
+        cause_id="corrupt_nccl_library",
+        check="torch.nvidia_wheel_pins",
+        fix="Delete the downloaded copy (rm ~/.config/vllm/nccl/cu12/libnccl.so.*) so it is fetched again, or point VLLM_NCCL_SO_PATH at "
+        "the libnccl.so.2 of the nvidia-nccl-cu12 wheel; vLLM 0.4.1 and later check the file",
+    ),
+    _S(
         id="system.shm",
         pattern=r"out of shared memory|insufficient shared memory \(shm\)|Bus\s{1,10}error",
         cause="shared memory (/dev/shm) exhausted: Docker's default is 64 MiB",
@@ -1036,6 +1045,26 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Upgrade NumPy to the release the module was built with (pip install -U numpy), or install the module's build for this NumPy",
         ask="`pip list | grep -E 'numpy|torch'`",
         ask_facts=("dists",),
+    ),
+    _S(
+        id="build.cuda_call_configuration",
+        pattern=r"undefined symbol: __cuda(?:Push|Pop)CallConfiguration",
+        cause="the extension was compiled by an nvcc of CUDA 10 or later and runs against an older CUDA runtime: two CUDA toolkits, "
+        "nvcc from one and libcudart (or torch's CUDA) from the other",
+        cause_id="toolkit_torch_cuda_mismatch",
+        check="toolchain.nvcc",
+        fix="Build with the nvcc of the CUDA torch was built with (CUDA_HOME=/usr/local/cuda-<torch's CUDA>, PATH with its bin first), "
+        "then rebuild the extension from a clean tree (rm -rf build)",
+        ask="`nvcc --version`, `which nvcc` and `python -c 'import torch; print(torch.version.cuda)'`",
+    ),
+    _S(
+        id="build.compiler_abi",
+        pattern=r"Your compiler \((?P<cc>[^)\n]{1,60})\) may be ABI-incompatible with PyTorch",
+        cause="the C++ compiler ({cc}) is older than torch's C++ extensions need: code it builds may crash or fail to load",
+        cause_id="compiler_too_old",
+        check="compile.cxx_compiler",
+        fix="Build with a newer g++ (GCC 9 or later for torch 2; CC=gcc-11 CXX=g++-11, or devtoolset on RHEL 7)",
+        ask="`gcc --version` and `g++ --version`",
     ),
     # --- generic, last ---------------------------------------------------------------------
     _S(

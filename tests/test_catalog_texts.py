@@ -124,6 +124,21 @@ TEXTS = [
     ),
     ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 100: no CUDA-capable device is detected", "cuda_visible_devices"),
     ("RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xf", "numpy_abi"),
+    # vllm-project/vllm#4077 (a truncated libnccl download; the integrity check of vllm#4155)
+    (
+        "INFO 04-15 11:02:25 pynccl.py:58] Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1\n"
+        "Bus error (core dumped)",
+        "corrupt_nccl_library",
+    ),
+    (
+        "ImportError: /src/maskrcnn_benchmark/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: __cudaPopCallConfiguration",
+        "toolkit_torch_cuda_mismatch",
+    ),  # facebookresearch/maskrcnn-benchmark#48 (two CUDA toolkits)
+    (
+        "UserWarning: Your compiler (g++ 4.8.5) may be ABI-incompatible with PyTorch! Please use a compiler that is "
+        "ABI-compatible with GCC 5.0 and above.",
+        "compiler_too_old",
+    ),
 ]
 
 
