@@ -30,7 +30,14 @@ def _sig(pattern: str, ignore_case: bool = False) -> Signature:
         ("Found [^)\\n]{0,40} which is too old", (" which is too old",)),  # a ')' inside a class
         ("(?i)no kernel image", ()),  # an inline flag: no shortcut
         ("ab|cdefgh", ()),  # one branch too short to tell: no shortcut
-        ("(?P<err>CUDA error: [^\\n]+|cudaError\\w+)", ()),  # everything inside a group
+        ("(?P<err>CUDA error: [^\\n]+|cudaError\\w+)", ("CUDA error: ", "cudaError")),  # a group of alternatives: one needle each
+        (
+            "(?:No matching distribution found for|Could not find a version) (?P<req>torch)",
+            ("No matching distribution found for", "Could not find a version"),
+        ),
+        ("(?:abcd|ef) tail", (" tail",)),  # the branch's own run, when it has one
+        ("(?:abcd|ef)x", ()),  # one alternative too short to tell: no shortcut
+        ("(?:abcd|efgh)?xy", ()),  # the group is optional: its alternatives need not occur
         ("Permission denied", ("permission denied",)),
     ],
 )

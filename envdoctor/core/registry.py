@@ -103,8 +103,10 @@ class Registry:
         if isinstance(sigs, (str, bytes)) or not hasattr(sigs, "__iter__"):
             sigs = [sigs]
         # A module that imports another's catalog (``from .signatures import SIGNATURES``) re-exports
-        # the same entries: not duplicates.
-        sigs = [s for s in sigs if not (isinstance(s, Signature) and s in self.signatures)]
+        # the same entries: not duplicates (by identity: comparing every field of every row was
+        # quadratic in the catalog's size).
+        have = {id(s) for s in self.signatures}
+        sigs = [s for s in sigs if not (isinstance(s, Signature) and id(s) in have)]
         if not sigs:
             return
         taken = {s.id for s in self.signatures}

@@ -158,13 +158,48 @@ def _needles(pattern: str, ignore_case: bool) -> tuple[str, ...]:
     branches = _branches(pattern)
     if branches is None:
         return ()
-    out = []
+    out: list[str] = []
     for b in branches:
         best = max(_runs(b), key=len)
-        if len(best) < _SHORTEST:
+        found = [best] if len(best) >= _SHORTEST else _group_needles(b)
+        if not found:
             return ()
-        out.append(best.lower() if ignore_case else best)
-    return tuple(out)
+        out.extend(n.lower() if ignore_case else n for n in found)
+    return tuple(dict.fromkeys(out))
+
+
+_GROUP_OPEN = re.compile(r"(?:\\b)?\((?:\?:|\?P<\w+>)?")
+
+
+def _group_needles(branch: str) -> list[str]:
+    """A branch that opens with a group of alternatives, ``(?:No matching…|Could not find…) …``:
+    every match goes through one alternative, so each alternative's longest literal run is a
+    needle (all of them, or none when one has no run long enough)."""
+    m = _GROUP_OPEN.match(branch)
+    if not m:
+        return []
+    depth, i = 1, m.end()
+    while i < len(branch) and depth:
+        c = branch[i]
+        if c == "[":
+            i = _class_end(branch, i)
+            if i < 0:
+                return []
+            continue
+        depth += 1 if c == "(" else -1 if c == ")" else 0
+        i += 2 if c == "\\" else 1
+    if depth or branch[i : i + 1] in ("?", "*", "{"):
+        return []  # unclosed, or the group itself is optional
+    inner = _branches(branch[m.end() : i - 1])
+    if not inner:
+        return []
+    out = []
+    for alt in inner:
+        best = max(_runs(alt), key=len)
+        if len(best) < _SHORTEST:
+            return []
+        out.append(best)
+    return out
 
 
 @dataclass(frozen=True)
