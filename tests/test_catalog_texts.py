@@ -134,6 +134,24 @@ TEXTS = [
         "ImportError: /src/maskrcnn_benchmark/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: __cudaPopCallConfiguration",
         "toolkit_torch_cuda_mismatch",
     ),  # facebookresearch/maskrcnn-benchmark#48 (two CUDA toolkits)
+    # produced for real on the H200 (verification/scripts/catalog_texts.sh, verification/runs/2026-12-02-h200-catalog-texts.txt)
+    ("[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60", "ranks_share_a_gpu"),
+    (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29612, "
+        "useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use",
+        "rendezvous_port_in_use",
+    ),
+    (
+        '    raise RuntimeError("Ninja is required to load C++ extensions (pip install ninja to get it)")\n'
+        "RuntimeError: Ninja is required to load C++ extensions (pip install ninja to get it)",
+        "ninja_missing",
+    ),
+    ("/bin/bash: line 1: nvidia-smi: command not found", "cuda_not_available_driver"),
+    (
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 524288, Hardware limit: 232448. "
+        "Reducing block sizes or `num_stages` may help.",
+        "gpu_shared_memory_too_small",
+    ),
     (
         "UserWarning: Your compiler (g++ 4.8.5) may be ABI-incompatible with PyTorch! Please use a compiler that is "
         "ABI-compatible with GCC 5.0 and above.",
