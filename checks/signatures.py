@@ -394,7 +394,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="system.libstdcxx",
-        pattern=r"libstdc\+\+\.so\.6: version `?(?P<want>GLIBCXX_[\d.]+)'? not found",
+        pattern=r"libstdc\+\+\.so\.6: version `?(?P<want>(?:GLIBCXX|CXXABI)_[\d.]+)'? not found",
         cause="the libstdc++ loaded first is older than a binary needs ({want}): a system or conda libstdc++ shadows a newer one",
         cause_id="libstdcxx_too_old",
         check="system.os",
@@ -688,6 +688,15 @@ SIGNATURES: tuple[Signature, ...] = (
         cause_id="forward_compat",
         check="nvidia.forward_compat",
         fix="Remove the CUDA compat directory (…/cuda/compat) from LD_LIBRARY_PATH",
+    ),
+    _S(
+        id="nvidia.after_suspend",
+        pattern=r"CUDA unknown error[\s\S]{0,300}?\bsuspend|\bsuspend\w{0,3}\b[\s\S]{0,300}?CUDA unknown error",
+        cause="the NVIDIA driver lost its state over a suspend and resume: CUDA fails with 'unknown error' until nvidia_uvm is reloaded",
+        cause_id="gpu_state_after_suspend",
+        check="nvidia.driver",
+        fix="Reload the unified-memory module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm) or reboot; to keep it working over "
+        "suspend enable nvidia-suspend.service and NVreg_PreserveVideoMemoryAllocations=1",
     ),
     _S(
         id="nvidia.visible_devices",
@@ -1065,6 +1074,30 @@ SIGNATURES: tuple[Signature, ...] = (
         check="compile.cxx_compiler",
         fix="Build with a newer g++ (GCC 9 or later for torch 2; CC=gcc-11 CXX=g++-11, or devtoolset on RHEL 7)",
         ask="`gcc --version` and `g++ --version`",
+    ),
+    _S(
+        id="torchvision.custom_ops",
+        pattern=r"Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and torchvision versions are incompatible",
+        cause="torchvision's compiled operators do not load with this torch: the two releases do not pair (a nightly torch with a "
+        "stable torchvision, or one of them upgraded alone)",
+        cause_id="torchvision_torch_mismatch",
+        check="torch.companions",
+        fix="Install the torchvision release built for this torch, from the same index: pip install --force-reinstall torchvision "
+        "'torch==<your torch>' (for a nightly torch, torchvision's nightly from the same nightly index)",
+        ask="`pip list | grep -E 'torch|torchvision'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.missing_attribute",
+        pattern=r"AttributeError: module 'torch(?P<sub>(?:\.\w{1,40}){0,3})' has no attribute '(?P<attr>\w{1,80})'",
+        cause="this torch has no torch{sub}.{attr}: the code or a package needs a newer torch (or a file named torch.py in the working "
+        "directory shadows the real package)",
+        cause_id="torch_too_old_for_project",
+        check="packages.versions",
+        fix="Install the torch release the package requires (its requirements name it) and check python -c 'import torch; "
+        "print(torch.__version__, torch.__file__)' points at site-packages",
+        ask="`pip list | grep torch` and the package's required torch version",
+        ask_facts=("dists",),
     ),
     # --- generic, last ---------------------------------------------------------------------
     _S(

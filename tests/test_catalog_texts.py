@@ -134,6 +134,25 @@ TEXTS = [
         "ImportError: /src/maskrcnn_benchmark/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: __cudaPopCallConfiguration",
         "toolkit_torch_cuda_mismatch",
     ),  # facebookresearch/maskrcnn-benchmark#48 (two CUDA toolkits)
+    # pytorch/pytorch#8318 (conda's libstdc++ first on LD_LIBRARY_PATH fixed it)
+    (
+        "ImportError: /usr/lib64/libstdc++.so.6: version `CXXABI_1.3.8' not found (required by .../torch/lib/libATen.so)",
+        "libstdcxx_too_old",
+    ),
+    # pytorch/pytorch#88852 (a nightly torch with a stable torchvision)
+    (
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible, "
+        "or if you had errors while compiling torchvision from source.",
+        "torchvision_torch_mismatch",
+    ),
+    # pytorch/pytorch#88639 (reloading the nvidia modules after a resume fixed it)
+    (
+        "CUDA unknown error after suspend during debugging\nUserWarning: CUDA initialization: CUDA unknown error - this may be due "
+        "to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.",
+        "gpu_state_after_suspend",
+    ),
+    ("AttributeError: module 'torch' has no attribute 'hann_window'", "torch_too_old_for_project"),  # pytorch/audio#43
+    ("AttributeError: module 'torch.nn.functional' has no attribute 'scaled_dot_product_attention'", "torch_too_old_for_project"),
     # produced for real on the H200 (verification/scripts/catalog_texts.sh, verification/runs/2026-12-02-h200-catalog-texts.txt)
     ("[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60", "ranks_share_a_gpu"),
     (
@@ -177,6 +196,7 @@ def test_a_common_error_text_names_its_cause(text, cause_id):
         "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",  # OpenCV's, not the GPU stack
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",  # the workload, not the machine
         "keyctl: Required key not available",
+        "AttributeError: module 'torchvision' has no attribute 'disable_beta_transforms_warning'",
     ],
 )
 def test_texts_near_them_name_no_cause(text):
