@@ -635,6 +635,17 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install a torch build that includes {arch} (a newer CUDA build for new GPUs, an older torch for old GPUs)",
     ),
     _S(
+        id="torch.cuda_on_macos",
+        # the match is one line (the evidence quoted): the other fact is looked for ahead of it
+        pattern=r"Torch not compiled with CUDA enabled(?=[\s\S]{0,1500}?(?:OS: macOS|\bmacOS-1\d|Darwin Kernel))"
+        r"|(?:OS: macOS|\bmacOS-1\d|Darwin Kernel)(?=[\s\S]{0,1500}?Torch not compiled with CUDA enabled)",
+        cause="the code asks for CUDA on macOS, which has no CUDA: torch for macOS has none to offer (Apple GPUs are 'mps')",
+        cause_id="no_cuda_on_macos",
+        check="system.os",
+        fix="Select the device instead of hard-coding 'cuda': torch.device('mps' if torch.backends.mps.is_available() else 'cpu') "
+        "(or the project's --device mps / cpu option); no torch build brings CUDA to a Mac",
+    ),
+    _S(
         id="torch.not_compiled_with_cuda",
         pattern=r"Torch not compiled with CUDA enabled",
         cause="a CPU-only build of torch is installed",

@@ -153,6 +153,11 @@ TEXTS = [
     ),
     ("AttributeError: module 'torch' has no attribute 'hann_window'", "torch_too_old_for_project"),  # pytorch/audio#43
     ("AttributeError: module 'torch.nn.functional' has no attribute 'scaled_dot_product_attention'", "torch_too_old_for_project"),
+    (
+        "AssertionError: Torch not compiled with CUDA enabled\n\nCollecting environment information...\nPyTorch version: 2.2.0\n"
+        "Is debug build: False\nCUDA used to build PyTorch: None\n\nOS: macOS 14.2.1 (arm64)",
+        "no_cuda_on_macos",
+    ),
     # produced for real on the H200 (verification/scripts/catalog_texts.sh, verification/runs/2026-12-02-h200-catalog-texts.txt)
     ("[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60", "ranks_share_a_gpu"),
     (
