@@ -336,6 +336,28 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install the extension's build for torch {have}, or torch {want}",
     ),
     _S(
+        id="xla.xlac_symbol",
+        pattern=r"_XLAC[\w.-]{0,60}\.so: undefined symbol: (?P<symbol>\S+)",
+        cause="torch_xla's compiled library was built for another torch release than the installed one (undefined symbol {symbol})",
+        cause_id="xla_torch_mismatch",
+        check="xla.torch_match",
+        fix="Install the torch_xla release of this torch (torch==X.Y.* with torch_xla==X.Y.*), or the torch it was built for",
+        ask="`pip list | grep -E 'torch|libtpu'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="rocm.no_devices",
+        pattern=r"Could not initialize Tensile host: No devices found|No HIP GPUs are available",
+        cause="the ROCm runtime sees no GPU it supports: the GPU's gfx target is not among the build's (an older Radeon, a new one "
+        "before its ROCm release), or /dev/kfd and /dev/dri are not reachable (a container without them, a user outside the "
+        "render and video groups)",
+        cause_id="rocm_no_device",
+        check="torch.rocm_gfx_support",
+        fix="Check rocminfo lists the GPU (a supported gfx target, or HSA_OVERRIDE_GFX_VERSION for a close one); in Docker pass "
+        "--device=/dev/kfd --device=/dev/dri --group-add video; add the user to the render and video groups",
+        ask="the output of `rocminfo | grep -E 'Name|gfx'` and `ls -l /dev/kfd /dev/dri`",
+    ),
+    _S(
         id="torch.extension_abi",
         pattern=_SO + r": undefined symbol: (?P<symbol>_Z\S+)",
         cause="the compiled extension {module} was built for another torch (undefined symbol {symbol}): torch was upgraded or swapped after it was installed",

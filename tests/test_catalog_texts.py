@@ -158,6 +158,13 @@ TEXTS = [
         "Is debug build: False\nCUDA used to build PyTorch: None\n\nOS: macOS 14.2.1 (arm64)",
         "no_cuda_on_macos",
     ),
+    (
+        "ImportError: /usr/local/lib/python3.10/dist-packages/_XLAC.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN5torch4lazy13MetricFnValueB5cxx11Ed",
+        "xla_torch_mismatch",
+    ),
+    # oobabooga/textgen#5064 (an RX 580, gfx803), ollama/ollama#6423 (MI300X in Docker)
+    ("rocBLAS error: Could not initialize Tensile host: No devices found", "rocm_no_device"),
     # produced for real on the H200 (verification/scripts/catalog_texts.sh, verification/runs/2026-12-02-h200-catalog-texts.txt)
     ("[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60", "ranks_share_a_gpu"),
     (
@@ -201,6 +208,7 @@ def test_a_common_error_text_names_its_cause(text, cause_id):
         "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",  # OpenCV's, not the GPU stack
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",  # the workload, not the machine
         "keyctl: Required key not available",
+        "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory",  # a harmless libdrm warning
         "AttributeError: module 'torchvision' has no attribute 'disable_beta_transforms_warning'",
     ],
 )
