@@ -75,10 +75,45 @@ def _objects(dist: md.Distribution) -> list[dict]:
         if not str(f).endswith(".so"):
             continue
         path = str(dist.locate_file(f))
-        links = _elf.links_torch(_elf.needed(path) or [])
+        needed = _elf.needed(path) or []
+        links = _elf.links_torch(needed)
         if links:
-            out.append({"path": os.path.abspath(path), "rel": str(f), "links": links, "module": _module_for(str(f))})
+            entry = {"path": os.path.abspath(path), "rel": str(f), "links": links, "module": _module_for(str(f))}
+            cuda = [n for n in needed if CUDA_RUNTIME_SO.match(n)]
+            if cuda:
+                entry["cuda"] = cuda
+            out.append(entry)
     return out
+
+
+# The CUDA libraries whose soname carries the CUDA major (libcudart.so.12 is CUDA 12; cuFFT,
+# cuSPARSE and cuRAND number their own releases): an object linked with one was built for it.
+CUDA_RUNTIME_SO = re.compile(r"^lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink)\.so\.(1\d)(?:\.\d{1,3})?$")
+
+
+def cuda_major_problem(ext: dict | None, torch_version: str, torch_cuda: str | None) -> str:
+    """An extension object linked with another CUDA major's runtime than torch's
+    (``libcudart.so.12`` under a CUDA 13 torch): it was built for the other CUDA; '' if none."""
+    have = (torch_cuda or "").split(".")[0] or _local_cuda_major(torch_version)
+    if not ext or not have:
+        return ""
+    for obj in ext.get("objects") or []:
+        for lib in obj.get("cuda") or []:
+            m = CUDA_RUNTIME_SO.match(lib)
+            if m and m.group(1) != have:
+                return (
+                    f"{_short(obj.get('rel') or obj.get('path') or '?')} needs {lib} (CUDA {m.group(1)}), torch {torch_version} is a CUDA "
+                    f"{have} build: it was built for another CUDA"
+                )
+    return ""
+
+
+_CUDA_FAILS = ": it fails to load where that CUDA's runtime is absent ('cannot open shared object file')"
+
+
+def _local_cuda_major(torch_version: str) -> str:
+    m = re.fullmatch(r"cu(\d{2,3})", torch_version.partition("+")[2])
+    return (m.group(1)[:-1] if m else "") or ""
 
 
 def scan(path: list[str] | None = None) -> list[dict]:
@@ -278,13 +313,14 @@ def metadata_problem(d: dict, torch_version: str) -> str:
     return ""
 
 
-def _judge(key: str, d: dict, ext: dict | None, load: dict | None, tv: str) -> tuple[Status, str, list[str]]:
+def _judge(key: str, d: dict, ext: dict | None, load: dict | None, tv: str, tcuda: str | None = None) -> tuple[Status, str, list[str]]:
     """(status, message with {symbol} placeholders, symbols) for one distribution."""
     name, version = d.get("name") or key, d.get("version") or "?"
     meta = metadata_problem(d, tv) if d else ""
+    cuda = "" if meta else cuda_major_problem(ext, tv, tcuda)
     if load is None:
-        if meta:
-            return Status.FAIL, meta + ": its compiled ops will fail to load ('undefined symbol')", []
+        if meta or cuda:
+            return Status.FAIL, meta + ": its compiled ops will fail to load ('undefined symbol')" if meta else cuda + _CUDA_FAILS, []
         pins = [r for r in requirements(d) if canonical(r.name) == "torch" and marker_applies(r)]
         exact = [r for r in pins if any(s.operator in ("==", "===") for s in r.specifier)]
         return Status.PASS, version + (f" (torch{exact[0].specifier})" if exact else ""), []
@@ -292,9 +328,11 @@ def _judge(key: str, d: dict, ext: dict | None, load: dict | None, tv: str) -> t
     if problems:
         made = built_for(version, d)
         note = f" (built for {made})" if made and not tv.startswith(made.replace("torch ", "").replace("torch==", "")) else ""
-        return Status.FAIL, f"{name} {version}{note}: " + "; ".join(problems), symbols
+        return Status.FAIL, f"{name} {version}{note}: " + "; ".join(problems + ([cuda] if cuda else [])), symbols
     if meta:
         return Status.WARN, f"{meta}; its compiled modules load and work with it, but pip sees a conflict", []
+    if cuda:
+        return Status.WARN, f"{cuda}; it loads here (both CUDA runtimes are installed), but one process then mixes two CUDAs", []
     modules = ", ".join(i["module"] for i in load.get("imports") or []) or "no module"
     op = load.get("op") or {}
     return (
@@ -330,7 +368,7 @@ def extension_abi(dists, torch_build=None, torch_extensions=None, extension_load
     judged = {}
     for key in keys:
         d = dists.get(key) or {"name": found[key]["name"], "version": found[key]["version"]}
-        judged[key] = (d, *_judge(key, d, found.get(key), loads.get(key) if key in found else None, tv))
+        judged[key] = (d, *_judge(key, d, found.get(key), loads.get(key) if key in found else None, tv, (torch_build or {}).get("cuda")))
     names = demangle(sorted({s for *_, syms in judged.values() for s in syms}))
     items, bad = [], []
     for key, (d, status, message, syms) in judged.items():
@@ -342,7 +380,10 @@ def extension_abi(dists, torch_build=None, torch_extensions=None, extension_load
     details: dict[str, object] = {"extensions": {k: [o["rel"] for o in e["objects"]] for k, e in found.items()}}
     if bad:
         details["cause_id"] = _cause_of(canonical(d.get("name") or "") for d, _ in bad)
-        fixes = "; ".join(dict.fromkeys(_fix(canonical(d.get("name") or ""), d.get("name") or "", tv) for d, _ in bad))
+        named = [d for d, _ in bad if d.get("version") != "?"]  # a paste's package known only by its error has no name to install
+        fixes = "; ".join(dict.fromkeys(_fix(canonical(d.get("name") or ""), d.get("name") or "", tv) for d in named)) or (
+            f"install the package's build for torch {tv}'s CUDA, or the torch of the package's CUDA"
+        )
         worst_status = Status.FAIL if any(i.status is Status.FAIL for _, i in bad) else Status.WARN
         return (fail if worst_status is Status.FAIL else warn)(
             "; ".join(i.message for _, i in bad if i.status is worst_status), fixes, details=details, items=items

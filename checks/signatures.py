@@ -465,6 +465,20 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="the torch version and the value of TORCH_CUDA_ARCH_LIST",
     ),
     _S(
+        id="torch.cuda_runtime_other_major",
+        pattern=r"(?P<lib>lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink)\.so\.(?P<major>1\d))(?:\.\d{1,3})?\b[^\n]{0,40}"
+        r"(?:cannot open shared object file|required|not found|No such file)|linked against (?P<lib2>lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink)\.so\.1\d)",
+        cause="a compiled package needs {lib}{lib2}, another CUDA major's runtime than torch's: it was built for another CUDA than "
+        "the installed torch (a CUDA 13 wheel beside a CUDA 12 torch, or the reverse)",
+        cause_id="extension_abi_mismatch",
+        check="torch.extension_abi",
+        fix="Install the package's build for torch's CUDA (its cu12 or cu13 wheel, or its own index for that CUDA), or the torch "
+        "of the package's CUDA: pip install torch --index-url https://download.pytorch.org/whl/cu<XY>",
+        ask="`pip list | grep -E 'torch|nvidia'` and the package's install command",
+        ask_facts=("dists",),
+        confirm=True,
+    ),
+    _S(
         id="torch.cuda_lib_missing",
         pattern=r"(?P<lib>lib(?:cudnn|cublas\w{0,20}|nccl|cusparse\w{0,20}|cufft|curand|cusolver|nvJitLink|cudart|nvrtc|cupti)[\w.]{0,100}): cannot open shared object file"
         r"|Unable to load any of \{(?P<lib2>lib(?:cudnn|cublas)\w{0,20}\.so[\w.]{0,20})",
@@ -639,7 +653,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="torch.no_kernel_image",
-        pattern=r"no kernel image is available for execution on the device",
+        pattern=r"no kernel image is available(?: for execution on the device)?",
         cause="this torch (or extension) has no kernels for the GPU's architecture: the GPU is newer or older than the build's arch list",
         cause_id="arch_not_in_torch_build",
         check="torch.arch_support",

@@ -81,7 +81,8 @@ def diagnose(e: ProbeRaised, check_id: str) -> tuple[str, str]:
     printed (the compiler error Triton or Inductor printed, a missing Python.h or compiler, a
     CUDA error), from the same catalog ``envdoctor triage`` reads pastes with; else the exception."""
     text = "\n".join((e.output or "", e.traceback or "", f"{e.exc_type}: {e.message}"))
-    found = best_signature(text, SIGNATURES, scope="paste")  # not a check's own hints: a bare "numpy" is no cause
+    # not a check's own hints (a bare "numpy" is no cause), nor the rows that need a check's agreement
+    found = best_signature(text, [s for s in SIGNATURES if not s.confirm], scope="paste")
     if found is not None:
         return found.cause, found.fix
     first = (e.message or "").strip().splitlines()

@@ -38,6 +38,10 @@ class Signature:
     # The facts the answer to ``ask`` shows (by name): a fact's own ask for one of them goes
     # unsaid (`pip list | grep torch` covers "dists", `nvidia-smi` "driver" and "gpus").
     ask_facts: tuple[str, ...] = ()
+    # Named only when its check fails on the facts: the text alone does not tell this cause from
+    # another (libcudart.so.13 missing is a CUDA 13 package beside a CUDA 12 torch, or torch's own
+    # library gone). Triage drops the finding otherwise; a live smoke's error never uses the row.
+    confirm: bool = False
     source: str = "built-in"
 
     @cached_property

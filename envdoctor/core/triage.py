@@ -265,12 +265,14 @@ def rank_causes(
         # catalog order is specific first: a generic signature on a line a specific one explained adds nothing
         if f.signature.cause_id in seen_causes or f.evidence in quoted:
             continue
-        seen_causes.add(f.signature.cause_id)
-        quoted.add(f.evidence)
         row = by_id.get(f.signature.check)
         if row is None or row.status not in (Status.FAIL, Status.WARN):
             # another check whose result names this cause judges the same thing (details["cause_id"])
             row = next((r for r in rows if r.status is Status.FAIL and r.details.get("cause_id") == f.signature.cause_id), row)
+        if f.signature.confirm and not (row and row.status is Status.FAIL):
+            continue  # its text names this cause only with the facts' agreement: the next row may explain the line
+        seen_causes.add(f.signature.cause_id)
+        quoted.add(f.evidence)
         causes.append(_finding_cause(f, row, evidence, specs.get(row.id if row else f.signature.check)))
         used_checks.add(row.id if row and row.status is Status.FAIL else f.signature.check)
     paste_rows = scoped(reg.signatures, PASTE)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from envdoctor.core.names import TRITON_DISTS
+from envdoctor.core.names import TRITON_DISTS, canonical
 from envdoctor.sources._acc import Acc
 
 SOURCE = "pasted"
@@ -199,3 +199,22 @@ def triton_pkg(acc: Acc, dist_map: dict | None) -> dict | None:
     if not present:
         return None
     return {"location": "", "version": present[0]["version"], "nvidia_backend": None, "bundled": {}, "source": SOURCE}
+
+
+def extensions_needing_cuda(acc: Acc) -> list | None:
+    """The compiled packages an error says need a CUDA runtime library (``libcudart.so.13``), in
+    the shape of the live ``torch_extensions`` fact, so ``torch.extension_abi`` judges their CUDA
+    major against torch's; ``None`` when no error names one."""
+    if not acc.cuda_needs:
+        return None
+    by_owner: dict[str, dict] = {}
+    for owner, lib, line in acc.cuda_needs:
+        key = canonical(owner) if owner else "(pasted)"
+        entry = by_owner.setdefault(
+            key, {"key": key, "name": owner or "a compiled package", "version": "?", "objects": [], "modules": [], "source": "pasted"}
+        )
+        if not any(lib in o["cuda"] for o in entry["objects"]):
+            entry["objects"].append(
+                {"rel": owner or "a compiled package", "path": "", "links": [], "cuda": [lib], "module": None, "line": line}
+            )
+    return list(by_owner.values())

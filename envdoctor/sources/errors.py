@@ -15,6 +15,12 @@ ERRORISH = lazy(
 HEADLESS = lazy(r'^\s{0,4}File "[^"]{1,1000}", line \d+')  # a traceback pasted without its first line
 FOUND_VERSION = lazy(r"too old \(found version (\d{4,6})\)")
 SITE_PY = lazy(r"[/\\][Pp]ython(\d)\.?(\d{1,2})[/\\](?:site|dist)-packages[/\\]")
+# A CUDA library whose soname carries the CUDA major, named missing or needed by a compiled
+# package ("…/site-packages/vllm/_C.abi3.so: libcudart.so.13: cannot open shared object file",
+# "nixl_ep linked against libcudart.so.12", "libcudart.so.13 required").
+CUDA_NEED = lazy(r"(?P<lib>lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink)\.so\.1\d)(?:\.\d{1,3})?\b")
+NEED_WORDS = ("cannot open shared object", "required", "not found", "linked against", "needs ", "No such file")
+NEED_OWNER = lazy(r"(?:site|dist)-packages[/\\](?P<pkg>[A-Za-z_]\w{0,60})[/\\]|\b(?P<named>[A-Za-z_][\w-]{1,60}) (?:is )?linked against")
 MAX_BLOCK = 200  # lines of one traceback kept; a longer one keeps its head and tail
 MAX_ERRORS = 50
 
@@ -115,7 +121,23 @@ def read_error_facts(lines: list[str], acc: Acc) -> None:
             )
 
 
+def read_cuda_needs(lines: list[str], acc: Acc) -> None:
+    """CUDA runtime libraries a line says a package needs or misses, with the package when the
+    line names it (a site-packages path, "X linked against"); torch's own are not a package's."""
+    for line in lines:
+        if ".so.1" not in line or not any(w in line for w in NEED_WORDS) or len(acc.cuda_needs) >= MAX_ERRORS:
+            continue
+        m = CUDA_NEED.search(line)
+        if not m:
+            continue
+        o = NEED_OWNER.search(line)
+        owner = (o.group("pkg") or o.group("named")) if o else ""
+        if owner.lower() not in ("torch", "nvidia", "lib"):
+            acc.cuda_needs.append((owner, m.group("lib"), line.strip()[:300]))
+
+
 def read_errors(lines: list[str], acc: Acc) -> None:
     read_tracebacks(lines, acc)
     read_error_lines(lines, acc)
     read_error_facts(lines, acc)
+    read_cuda_needs(lines, acc)

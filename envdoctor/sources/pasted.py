@@ -78,6 +78,7 @@ def _facts(acc: Acc) -> dict[str, Any]:
         "torch_runtime": build.torch_runtime(acc, tb, gpu_list),
         "cuda_toolkit": build.cuda_toolkit(acc),
         "triton_pkg": build.triton_pkg(acc, dist_map),
+        "torch_extensions": build.extensions_needing_cuda(acc),
         "env_vars": dict(acc.env_vars) or None,
         "fabric_state": dict(acc.fabric) or None,
     }

@@ -224,3 +224,74 @@ def test_a_pasted_wheel_name_with_the_wrong_abi_is_named_an_extension_mismatch()
     assert top.is_problem and top.cause_id == "extension_abi_mismatch" and "cxx11abiFALSE" in top.summary
     healthy = paste.replace("abiTRUE", "abiFALSE")
     assert not triage(discover(), read_paste(healthy), healthy).found
+
+
+def _fake_cudart(where: Path) -> Path:
+    """A shared library whose soname is libcudart.so.12: what an extension built for CUDA 12 links."""
+    where.mkdir()
+    (where / "c.c").write_text("int cudart_stub(void) { return 0; }\n")
+    lib = where / "libcudart.so.12"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib), str(where / "c.c"), "-Wl,-soname,libcudart.so.12"], check=True)
+    return lib
+
+
+def _judge_cuda(site: Path, torch_cuda: str | None):
+    found = extensions.scan([str(site)])
+    client = ProbeClient(extra_path=[str(site)])
+    try:
+        loads = gather(extensions.extension_loads, probe=client, torch_extensions=found, torch_runtime={"import_error": None})
+    finally:
+        client.close()
+    torch = {"name": "torch", "version": f"2.11.0+cu{torch_cuda.replace('.', '')}" if torch_cuda else "2.13.0+cpu", "requires": []}
+    dists = {"torch": torch, **{e["key"]: {"name": e["name"], "version": e["version"], "requires": ["torch"]} for e in found}}
+    build = {"version": torch["version"], "kind": "cuda" if torch_cuda else "cpu", "cuda": torch_cuda}
+    return found, run_check(extensions.extension_abi, dists=dists, torch_build=build, torch_extensions=found, extension_loads=loads)
+
+
+@needs_gcc
+@pytest.mark.slow
+def test_an_extension_linked_with_another_cuda_major_is_named(tmp_path):
+    # Built for CUDA 12 (it links libcudart.so.12) beside a CUDA 13 torch: where CUDA 12's runtime
+    # is absent it fails to load, and the check says which CUDA it was built for.
+    cudart = _fake_cudart(tmp_path / "cuda12")
+    site = tmp_path / "site"
+    site.mkdir()
+    make_extension(site, "cu12-ext", "cu12ext", GOOD, link=(f"-L{cudart.parent}", "-l:libcudart.so.12"))
+    found, row = _judge_cuda(site, "13.0")
+    assert found[0]["objects"][0]["cuda"] == ["libcudart.so.12"]
+    assert row.status is Status.FAIL and "needs libcudart.so.12 (CUDA 12)" in row.message and "CUDA 13 build" in row.message, row.message
+    assert row.details["cause_id"] == "extension_abi_mismatch"
+    # the same object under a CUDA 12 torch: no CUDA complaint (its load error stays)
+    _, row = _judge_cuda(site, "12.8")
+    assert "CUDA 12)" not in row.message and "cannot open shared object file" in row.message, row.message
+
+
+@needs_gcc
+@pytest.mark.slow
+def test_an_extension_of_another_cuda_that_loads_is_a_warning(tmp_path):
+    cudart = _fake_cudart(tmp_path / "cuda12")
+    site = tmp_path / "site"
+    site.mkdir()
+    rpath = f"-Wl,-rpath,{cudart.parent}"
+    make_extension(site, "cu12-ext", "cu12ext", GOOD, link=(f"-L{cudart.parent}", "-l:libcudart.so.12", rpath))
+    _, row = _judge_cuda(site, "13.0")
+    assert row.status is Status.WARN and "loads here" in row.message, row.message
+
+
+def test_a_paste_naming_another_cuda_majors_runtime():
+    from envdoctor.core.registry import discover
+    from envdoctor.core.triage import triage
+    from envdoctor.sources import read_paste
+
+    reg = discover()
+
+    def top(paste: str) -> str:
+        t = triage(reg, read_paste(paste), paste)
+        return t.causes[0].cause_id if t.causes and t.causes[0].is_problem else "-"
+
+    vllm = "ImportError: /venv/lib/python3.12/site-packages/vllm/_C.abi3.so: libcudart.so.13: cannot open shared object file: No such file or directory"
+    assert top("PyTorch version: 2.9.1+cu128\n" + vllm) == "extension_abi_mismatch"  # a CUDA 13 vllm beside a CUDA 12 torch
+    assert top("PyTorch version: 2.11.0+cu130\n" + vllm) == "nvidia_lib_missing"  # the same major: the runtime itself is missing
+    assert top(vllm) == "nvidia_lib_missing"  # no torch to compare with: the text alone does not say
+    own = "ImportError: /venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: libcudart.so.13: cannot open shared object file"
+    assert top("PyTorch version: 2.9.1+cu128\n" + own) == "nvidia_lib_missing"  # torch's own library is no package's
