@@ -643,7 +643,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="torch.driver_insufficient",
-        pattern=r"CUDA driver version is insufficient for CUDA runtime version",
+        pattern=r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver|CUDA_ERROR_INSUFFICIENT_DRIVER",
         cause="the NVIDIA driver is older than the CUDA runtime this program uses",
         cause_id="driver_too_old_for_torch_cuda",
         check="torch.driver_supports_cuda",
@@ -703,7 +703,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="nvidia.driver_library_mismatch",
-        pattern=r"Driver/library version mismatch",
+        pattern=r"Driver/library version mismatch|NVML_ERROR_LIB_RM_VERSION_MISMATCH",
         cause="the NVIDIA kernel module and the user-space driver libraries differ (the driver was upgraded and the machine not rebooted)",
         cause_id="driver_library_mismatch",
         check="nvidia.driver_library_mismatch",
@@ -780,7 +780,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="torch.no_cuda_gpus",
-        pattern=r"No CUDA GPUs are available|Error 100: no CUDA-capable device is detected",
+        pattern=r"No CUDA GPUs are available|(?:Error 100|CUDA error): no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice",
         cause="CUDA sees no GPU: most often CUDA_VISIBLE_DEVICES names a GPU index that does not exist here (or is empty)",
         cause_id="cuda_visible_devices",
         check="nvidia.cuda_visible_devices",
@@ -1145,6 +1145,75 @@ SIGNATURES: tuple[Signature, ...] = (
         "print(torch.__version__, torch.__file__)' points at site-packages",
         ask="`pip list | grep torch` and the package's required torch version",
         ask_facts=("dists",),
+    ),
+    _S(
+        id="extension.cuda_versions",
+        pattern=r"Detected that PyTorch and (?P<pkg>[\w-]{1,60}) were compiled with different CUDA (?:major )?versions",
+        cause="{pkg} was built for another CUDA than the installed torch",
+        cause_id="extension_abi_mismatch",
+        check="torch.extension_abi",
+        fix="Install the {pkg} build made for this torch and its CUDA (PyG's wheels: pip install {pkg} -f "
+        "https://data.pyg.org/whl/torch-<X.Y.0>+cu<XY>.html), or rebuild it against this torch",
+        ask="`pip list | grep -E 'torch'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="extension.torch_1x_libs",
+        pattern=r"(?P<lib>libtorch_cuda_(?:cu|cpp)\.so): cannot open shared object file",
+        cause="an extension was built for a torch 1.x that split libtorch_cuda ({lib}); the installed torch has no such library",
+        cause_id="extension_abi_mismatch",
+        check="torch.extension_abi",
+        fix="Rebuild the extension against the installed torch, or install its build for this torch release",
+        ask="`pip list | grep torch` and the extension's version",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="torch.shadowed_by_local_file",
+        pattern=r"partially initialized module '(?P<mod>torch|torchvision|torchaudio|triton|numpy)' has no attribute",
+        cause="a file or directory named {mod} (a {mod}.py in the working directory or on PYTHONPATH) is imported instead of the package",
+        cause_id="local_file_shadows_package",
+        check="torch.importable",
+        fix="Rename the local {mod}.py (and delete its __pycache__), or run from another directory; python -c 'import {mod}; "
+        "print({mod}.__file__)' shows which one is imported",
+    ),
+    _S(
+        id="nvidia.nvml_permissions",
+        pattern=r"Failed to initialize NVML: Insufficient Permissions",
+        cause="this user cannot open the GPU device nodes (/dev/nvidia*): their group or mode keeps it out",
+        cause_id="gpu_device_permission",
+        check="nvidia.device_nodes",
+        fix="Give the user access to /dev/nvidia* (ls -l /dev/nvidia*: add it to their group; NVreg_DeviceFileMode / "
+        "NVreg_DeviceFileGID on hardened hosts); in a container start it with the NVIDIA runtime",
+        ask="`ls -l /dev/nvidia*` and `id`",
+    ),
+    _S(
+        id="container.driver_files_in_image",
+        pattern=r"nvidia-container-cli: mount error: file creation failed: [^\n]{0,300}: file exists",
+        cause="the image already holds NVIDIA driver files the runtime mounts from the host (an image made by docker commit of a "
+        "running GPU container, or a driver package installed in it)",
+        cause_id="image_ships_driver_files",
+        check="system.container",
+        fix="Rebuild the image without the driver's files (no nvidia-utils or libnvidia-* packages, no docker commit of a GPU "
+        "container); the host's driver is mounted at start",
+    ),
+    _S(
+        id="dist.store_timeout",
+        pattern=r"Timed out after \d{1,6} seconds waiting for clients\. (?P<joined>\d{1,6})/(?P<world>\d{1,6}) clients joined",
+        cause="only {joined} of {world} ranks reached the rendezvous: the others did not start, or cannot reach MASTER_ADDR:MASTER_PORT "
+        "(a firewall, a wrong address or network interface)",
+        cause_id="rendezvous_unreachable",
+        check="distributed.rendezvous",
+        fix="Start every rank with the same MASTER_ADDR (an address the other nodes reach) and MASTER_PORT, open that port between "
+        "the nodes, and check each node's log for the rank that never started",
+    ),
+    _S(
+        id="nccl.no_interface",
+        pattern=r"NET/Socket : no usable interface found|Bootstrap : no socket interface found",
+        cause="NCCL finds no network interface to use: NCCL_SOCKET_IFNAME names one this host lacks (or excludes every one it has)",
+        cause_id="nccl_socket_interface",
+        check="distributed.rendezvous",
+        fix="Set NCCL_SOCKET_IFNAME to an interface the host has (ip -br link: eth0, ens5, ib0 ...) or unset it",
+        ask="`env | grep NCCL` and `ip -br addr`",
     ),
     # --- generic, last ---------------------------------------------------------------------
     _S(

@@ -165,6 +165,27 @@ TEXTS = [
     ),
     # oobabooga/textgen#5064 (an RX 580, gfx803), ollama/ollama#6423 (MI300X in Docker)
     ("rocBLAS error: Could not initialize Tensile host: No devices found", "rocm_no_device"),
+    ("RuntimeError: CUDA error: no CUDA-capable device is detected", "cuda_visible_devices"),
+    ("RuntimeError: CUDA error: cudaErrorInsufficientDriver", "driver_too_old_for_torch_cuda"),
+    ("pynvml.NVMLError_LibRmVersionMismatch: NVML_ERROR_LIB_RM_VERSION_MISMATCH", "driver_library_mismatch"),
+    (
+        "AttributeError: partially initialized module 'torch' has no attribute 'Tensor' (most likely due to a circular import)",
+        "local_file_shadows_package",
+    ),
+    ("Failed to initialize NVML: Insufficient Permissions", "gpu_device_permission"),
+    (
+        "docker: Error response from daemon: failed to create task for container: OCI runtime create failed: nvidia-container-cli: "
+        "mount error: file creation failed: /var/lib/docker/overlay2/5e1/merged/usr/bin/nvidia-smi: file exists: unknown.",
+        "image_ships_driver_files",
+    ),
+    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.", "rendezvous_unreachable"),
+    (
+        "RuntimeError: Detected that PyTorch and torch_sparse were compiled with different CUDA versions. PyTorch has CUDA version "
+        "11.8 and torch_sparse has CUDA version 12.1.",
+        "extension_abi_mismatch",
+    ),
+    ("OSError: libtorch_cuda_cpp.so: cannot open shared object file: No such file or directory", "extension_abi_mismatch"),
+    ("node1:123:456 [0] NCCL INFO NET/Socket : no usable interface found", "nccl_socket_interface"),
     # produced for real on the H200 (verification/scripts/catalog_texts.sh, verification/runs/2026-12-02-h200-catalog-texts.txt)
     ("[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60", "ranks_share_a_gpu"),
     (
