@@ -116,6 +116,13 @@ def torch_triton_requirement(torch_dist: Mapping) -> TritonRequirement | None:
 
 def satisfies(specifier: str, version: str) -> bool:
     """``==3.6.0`` or ``~=3.8.0`` against an installed version (pre-releases count: nightlies)."""
+    exact = specifier.removeprefix("==")
+    if exact != specifier and not any(c in exact for c in "*,<>=!~ "):  # a plain pin: no specifier parser to load
+        try:
+            want, have = Version(exact), Version(version)
+        except InvalidVersion:
+            return False
+        return want == (have if want.local else Version(have.public))  # a pin without a local part ignores the installed one's
     from packaging.specifiers import InvalidSpecifier, SpecifierSet  # on use: most triages need none
 
     try:

@@ -55,6 +55,8 @@ def test_pin_mismatch_read_from_real_dist_info(tmp_path, monkeypatch):
     """A venv whose torch pins triton==3.6.0 but has triton 3.5.1: the real `dists` fact reads it."""
     write_dist(tmp_path, "torch", "2.11.0", ['triton==3.6.0; platform_system == "Linux"', "filelock"])
     write_dist(tmp_path, "triton", "3.5.1")
+    from envdoctor import installed_distributions  # noqa: F401 - its module loads (sysconfig...) before sys.path is narrowed
+
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
     dists = gather(packages.dists)
     monkeypatch.undo()
@@ -398,3 +400,31 @@ def test_triton_launcher_problems_are_no_alarm_with_a_cpu_torch():
         cpu = run_check(check, triton_pkg={"version": "3.6.0"}, torch_build={"kind": "cpu", "version": "2.13.0+cpu"}, **facts)
         assert gpu.status is Status.FAIL
         assert cpu.status is Status.SKIP and "CPU build" in cpu.message and gpu.message in cpu.message
+
+
+@pytest.mark.parametrize(
+    ("spec", "version"),
+    [
+        ("==3.6.0", "3.6.0"),
+        ("==3.6.0", "3.6.0+git1a2b"),
+        ("==3.6.0", "3.6.1"),
+        ("==3.6.0+abc", "3.6.0"),
+        ("==3.6.0+abc", "3.6.0+abc"),
+        ("==3.2.0", "3.2.0rc1"),
+        ("==3.3.0", "3.3.0.post1"),
+        ("==3.1", "3.1.0"),
+        ("==3.1.*", "3.1.4"),
+        ("~=3.8.0", "3.8.2"),
+        ("==bad", "3.0"),
+        ("==3.0", "not-a-version"),
+    ],
+)
+def test_a_plain_pin_is_judged_as_packaging_judges_it(spec, version):
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        want = SpecifierSet(spec).contains(Version(version), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        want = False
+    assert triton.satisfies(spec, version) is want
