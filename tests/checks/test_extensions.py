@@ -67,7 +67,7 @@ def make_extension(site: Path, dist: str, package: str, parts: dict, version: st
     return so
 
 
-def judge(site: Path):
+def judge(site: Path, torch: dict = TORCH_2_13, torch_build: dict | None = None):
     """Scan ``site`` as the orchestrator does, load through a real probe, judge."""
     found = extensions.scan([str(site)])
     client = ProbeClient(extra_path=[str(site)])
@@ -75,8 +75,8 @@ def judge(site: Path):
         loads = gather(extensions.extension_loads, probe=client, torch_extensions=found, torch_runtime={"import_error": None})
     finally:
         client.close()
-    dists = {"torch": TORCH_2_13, **{e["key"]: {"name": e["name"], "version": e["version"], "requires": ["torch"]} for e in found}}
-    return found, run_check(extensions.extension_abi, dists=dists, torch_extensions=found, extension_loads=loads)
+    dists = {"torch": torch, **{e["key"]: {"name": e["name"], "version": e["version"], "requires": ["torch"]} for e in found}}
+    return found, run_check(extensions.extension_abi, dists=dists, torch_build=torch_build, torch_extensions=found, extension_loads=loads)
 
 
 def test_elf_reads_what_torch_links():
@@ -226,55 +226,50 @@ def test_a_pasted_wheel_name_with_the_wrong_abi_is_named_an_extension_mismatch()
     assert not triage(discover(), read_paste(healthy), healthy).found
 
 
-def _fake_cudart(where: Path) -> Path:
-    """A shared library whose soname is libcudart.so.12: what an extension built for CUDA 12 links."""
+def _cu12_extension(tmp_path: Path, loadable: bool) -> Path:
+    """A site with an extension built for CUDA 12: it links libcudart.so.12 (a stand-in with that
+    soname), found at load time only when ``loadable`` (an rpath to it)."""
+    where = tmp_path / "cuda12"
     where.mkdir()
     (where / "c.c").write_text("int cudart_stub(void) { return 0; }\n")
-    lib = where / "libcudart.so.12"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib), str(where / "c.c"), "-Wl,-soname,libcudart.so.12"], check=True)
-    return lib
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(where / "libcudart.so.12"), str(where / "c.c"), "-Wl,-soname,libcudart.so.12"], check=True
+    )
+    site = tmp_path / "site"
+    site.mkdir()
+    link = (f"-L{where}", "-l:libcudart.so.12", *([f"-Wl,-rpath,{where}"] if loadable else []))
+    make_extension(site, "cu12-ext", "cu12ext", GOOD, link=link)
+    return site
 
 
-def _judge_cuda(site: Path, torch_cuda: str | None):
-    found = extensions.scan([str(site)])
-    client = ProbeClient(extra_path=[str(site)])
-    try:
-        loads = gather(extensions.extension_loads, probe=client, torch_extensions=found, torch_runtime={"import_error": None})
-    finally:
-        client.close()
-    torch = {"name": "torch", "version": f"2.11.0+cu{torch_cuda.replace('.', '')}" if torch_cuda else "2.13.0+cpu", "requires": []}
-    dists = {"torch": torch, **{e["key"]: {"name": e["name"], "version": e["version"], "requires": ["torch"]} for e in found}}
-    build = {"version": torch["version"], "kind": "cuda" if torch_cuda else "cpu", "cuda": torch_cuda}
-    return found, run_check(extensions.extension_abi, dists=dists, torch_build=build, torch_extensions=found, extension_loads=loads)
+def _under(torch_cuda: str) -> dict:
+    """A pasted-shape torch and its build for ``torch_cuda`` ('13.0')."""
+    version = f"2.11.0+cu{torch_cuda.replace('.', '')}"
+    return {
+        "torch": {"name": "torch", "version": version, "requires": []},
+        "torch_build": {"version": version, "kind": "cuda", "cuda": torch_cuda},
+    }
 
 
 @needs_gcc
 @pytest.mark.slow
 def test_an_extension_linked_with_another_cuda_major_is_named(tmp_path):
-    # Built for CUDA 12 (it links libcudart.so.12) beside a CUDA 13 torch: where CUDA 12's runtime
-    # is absent it fails to load, and the check says which CUDA it was built for.
-    cudart = _fake_cudart(tmp_path / "cuda12")
-    site = tmp_path / "site"
-    site.mkdir()
-    make_extension(site, "cu12-ext", "cu12ext", GOOD, link=(f"-L{cudart.parent}", "-l:libcudart.so.12"))
-    found, row = _judge_cuda(site, "13.0")
+    # Built for CUDA 12 beside a CUDA 13 torch: where CUDA 12's runtime is absent it fails to load,
+    # and the check says which CUDA it was built for.
+    site = _cu12_extension(tmp_path, loadable=False)
+    found, row = judge(site, **_under("13.0"))
     assert found[0]["objects"][0]["cuda"] == ["libcudart.so.12"]
     assert row.status is Status.FAIL and "needs libcudart.so.12 (CUDA 12)" in row.message and "CUDA 13 build" in row.message, row.message
     assert row.details["cause_id"] == "extension_abi_mismatch"
     # the same object under a CUDA 12 torch: no CUDA complaint (its load error stays)
-    _, row = _judge_cuda(site, "12.8")
+    _, row = judge(site, **_under("12.8"))
     assert "CUDA 12)" not in row.message and "cannot open shared object file" in row.message, row.message
 
 
 @needs_gcc
 @pytest.mark.slow
 def test_an_extension_of_another_cuda_that_loads_is_a_warning(tmp_path):
-    cudart = _fake_cudart(tmp_path / "cuda12")
-    site = tmp_path / "site"
-    site.mkdir()
-    rpath = f"-Wl,-rpath,{cudart.parent}"
-    make_extension(site, "cu12-ext", "cu12ext", GOOD, link=(f"-L{cudart.parent}", "-l:libcudart.so.12", rpath))
-    _, row = _judge_cuda(site, "13.0")
+    _, row = judge(_cu12_extension(tmp_path, loadable=True), **_under("13.0"))
     assert row.status is Status.WARN and "loads here" in row.message, row.message
 
 
