@@ -789,6 +789,17 @@ SIGNATURES: tuple[Signature, ...] = (
         ask_facts=("gpus", "visible_gpus"),
     ),
     _S(
+        id="nccl.ib_registration",
+        pattern=r"ibv_reg_(?:dmabuf_)?mr(?:_iova2)? failed with error Cannot allocate memory",
+        cause="NCCL cannot register its buffers with the InfiniBand NIC: the locked-memory limit is too low (a container's default "
+        "memlock) or NCCL's buffers are set too large (NCCL_BUFFSIZE)",
+        cause_id="nccl_ib_memory_registration",
+        check="distributed.rendezvous",
+        fix="Lift the locked-memory limit (ulimit -l unlimited; docker run --ulimit memlock=-1; Kubernetes: the pod's memlock) and "
+        "unset a raised NCCL_BUFFSIZE",
+        ask="`ulimit -l` inside the job and `env | grep NCCL`",
+    ),
+    _S(
         id="nccl.system_error",
         pattern=r"unhandled system error|ncclSystemError",
         cause="NCCL failed on a system call; in containers this is most often too little shared memory (/dev/shm)",

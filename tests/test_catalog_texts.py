@@ -186,6 +186,12 @@ TEXTS = [
     ),
     ("OSError: libtorch_cuda_cpp.so: cannot open shared object file: No such file or directory", "extension_abi_mismatch"),
     ("node1:123:456 [0] NCCL INFO NET/Socket : no usable interface found", "nccl_socket_interface"),
+    # vllm-project/vllm#19613 (NCCL_BUFFSIZE set too large for the NICs' registration)
+    (
+        "NCCL_ERROR_SYSTEM_ERROR: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+        "[2025-06-16 17:17:39] kilo:318:3584 [5] misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Cannot allocate memory",
+        "nccl_ib_memory_registration",
+    ),
     # produced for real on the H200 (verification/scripts/catalog_texts.sh, verification/runs/2026-12-02-h200-catalog-texts.txt)
     ("[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60", "ranks_share_a_gpu"),
     (
