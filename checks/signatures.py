@@ -1148,8 +1148,8 @@ SIGNATURES: tuple[Signature, ...] = (
     _S(
         id="torch.missing_attribute",
         pattern=r"AttributeError: module 'torch(?P<sub>(?:\.\w{1,40}){0,3})' has no attribute '(?P<attr>\w{1,80})'",
-        cause="this torch has no torch{sub}.{attr}: the code or a package needs a newer torch (or a file named torch.py in the working "
-        "directory shadows the real package)",
+        cause="this torch has no torch{sub}.{attr}: the code or a package was written for another torch release (most often a newer "
+        "one; a private name such as torch._six was removed in a later one), or a torch.py in the working directory shadows the package",
         cause_id="torch_too_old_for_project",
         check="packages.versions",
         fix="Install the torch release the package requires (its requirements name it) and check python -c 'import torch; "
