@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -271,3 +272,41 @@ def test_a_stop_signal_whose_interrupt_was_swallowed_still_stops_the_run(monkeyp
         release.set()
     assert state.interrupted and time.monotonic() - start < 5
     assert state.outcomes["t.hangs"].status is Status.ERROR and "interrupted" in state.outcomes["t.hangs"].message
+
+
+def test_a_lost_interrupt_still_ends_a_command_envdoctor_waits_for(monkeypatch, tmp_path):
+    # A stop signal whose KeyboardInterrupt the interpreter swallowed (it was raised inside a
+    # finalizer) must not leave envdoctor waiting on a command that never ends (seen once in CI:
+    # `envdoctor fix` waited 240 s on a fix command after its SIGINT).
+    import psutil
+
+    from envdoctor.core import signals
+    from envdoctor.core.subproc import run
+
+    monkeypatch.setattr(signals, "_requested", threading.Event())
+    threading.Timer(0.5, signals._requested.set).start()  # the signal lands during the wait, its exception lost
+    pidfile = tmp_path / "pid"
+    cmd = ["sh", "-c", f"echo $$ > {pidfile}; exec sleep 30"]
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):  # the main thread: raised again
+        run(cmd, timeout=60)
+    assert time.monotonic() - start < 5
+    assert not psutil.pid_exists(int(pidfile.read_text())) or psutil.Process(int(pidfile.read_text())).status() == psutil.STATUS_ZOMBIE
+    # a command started once the stop was requested (a fix's rollback) runs to its end
+    assert run(["sh", "-c", "sleep 0.6; exit 4"], timeout=10).returncode == 4
+    monkeypatch.setattr(signals, "_requested", threading.Event())
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(done=run(cmd, timeout=60)))
+    worker.start()
+    time.sleep(0.5)
+    signals._requested.set()
+    worker.join(10)
+    assert not worker.is_alive() and not box["done"].ok and "interrupted" in box["done"].describe()
+
+
+def test_a_command_ends_as_before_without_a_stop(tmp_path):
+    from envdoctor.core.subproc import run
+
+    assert run(["sh", "-c", "exit 3"], timeout=10).returncode == 3
+    slow = run(["sleep", "5"], timeout=0.6)
+    assert slow.timed_out and slow.returncode is None and slow.duration < 3

@@ -205,6 +205,7 @@ def run(
     # Output goes to temporary files, not pipes: a chatty child can never block on a full pipe,
     # and we keep only the tail.
     _ensure_prctl()
+    stopping = _stopping()  # a command run while envdoctor stops (a fix's rollback) runs to its end
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
@@ -224,7 +225,7 @@ def run(
             return Completed(argv, None, "", "", error="permission denied", duration=time.monotonic() - start)
         except OSError as e:
             return Completed(argv, None, "", "", error=e.strerror or str(e), duration=time.monotonic() - start)
-        timed_out = False
+        timed_out = interrupted = False
         try:
             if input is not None and proc.stdin is not None:  # stdin is a pipe then
                 try:
@@ -232,10 +233,33 @@ def run(
                     proc.stdin.close()
                 except BrokenPipeError:
                     pass
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out, interrupted = _wait(proc, start + timeout, stopping)
         finally:
             kill_group(proc)  # also reaps grandchildren left behind by a finished leader
-        rc = None if timed_out else proc.returncode
-        return Completed(argv, rc, read_tail(out), read_tail(err), timed_out, "", time.monotonic() - start)
+        rc = None if timed_out or interrupted else proc.returncode
+        why = "interrupted (envdoctor is stopping)" if interrupted else ""
+        return Completed(argv, rc, read_tail(out), read_tail(err), timed_out, why, time.monotonic() - start)
+
+
+def _stopping() -> bool:
+    from envdoctor.core.signals import stop_requested
+
+    return stop_requested()
+
+
+def _wait(proc: subprocess.Popen, deadline: float, stopping: bool) -> tuple[bool, bool]:
+    """Wait for ``proc`` until ``deadline``: (timed out, interrupted). A stop signal that arrives
+    during the wait and whose KeyboardInterrupt was lost (raised inside a finalizer, seen about 1
+    in 100 SIGINTs) still ends it: the main thread raises it again, another thread gives up on the
+    command. One started after the stop (``stopping``: a rollback) is waited for as usual."""
+    while True:
+        try:
+            proc.wait(max(0.0, min(0.25, deadline - time.monotonic())))
+            return False, False
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                return True, False
+            if not stopping and _stopping():
+                if threading.current_thread() is threading.main_thread():
+                    raise KeyboardInterrupt from None
+                return False, True
