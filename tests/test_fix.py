@@ -247,7 +247,16 @@ def _start(python: Path, tmp_path: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "TINY_DIR": str(tmp_path)}
     env["TINY_WHEELS"] = str(python.parents[2] / "wheels")
     cmd = [sys.executable, "-m", "envdoctor", "fix", "--python", str(python), "--checks-path", str(python.parents[2] / "plugins"), *args]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT as a terminal's foreground job has it, whatever this test process inherited: a script's
+    # background job ignores INT, and an ignored INT stays ignored in envdoctor (by design).
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     for _ in range(4800):
         if (tmp_path / "inside").exists() or proc.poll() is not None:
             break
