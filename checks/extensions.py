@@ -19,13 +19,11 @@ import re
 import shutil
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
-
 from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.bodies.extensions import OPS
-from envdoctor_checks.packages import canonical, examined, marker_applies, requirements
+from envdoctor_checks.packages import canonical, examined, marker_applies, requirements, version_or_none
 
 _elf = lazy("envdoctor_checks._elf")  # the ELF reader is for the live checks: triage need not load it
 
@@ -113,7 +111,7 @@ _CUDA_FAILS = ": it fails to load where that CUDA's runtime is absent ('cannot o
 
 def _local_cuda_major(torch_version: str) -> str:
     m = re.fullmatch(r"cu(\d{2,3})", torch_version.partition("+")[2])
-    return (m.group(1)[:-1] if m else "") or ""
+    return m.group(1)[:-1] if m else ""
 
 
 def scan(path: list[str] | None = None) -> list[dict]:
@@ -261,17 +259,10 @@ def torch_cxx11_abi(torch_version: str) -> bool | None:
     C++11 ABI from 2.7 (manylinux_2_28); None for a build from elsewhere (a source or NGC build,
     ``2.2.0a0+81ea7a4``: its own choice)."""
     release, _, local = torch_version.partition("+")
-    v = _version_of(release)
+    v = version_or_none(release)
     if v is None or v.is_prerelease or v.is_devrelease or (local and not re.fullmatch(r"cu\d+|cpu|rocm[\d.]+", local)):
         return None
     return v.release[:2] >= (2, 7)
-
-
-def _version_of(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
 
 
 def wheel_tag_problem(d: dict, torch_version: str) -> str:

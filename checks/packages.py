@@ -95,6 +95,14 @@ def compact_dists(value: dict) -> dict:
     return out
 
 
+def version_or_none(text: str | None) -> Version | None:
+    """``text`` as a PEP 440 version; None when it is empty or not one."""
+    try:
+        return Version(text) if text else None
+    except InvalidVersion:
+        return None
+
+
 # a shared stack fact: envdoctor.Stack reads it
 @fact("dists", source="live", ask="the output of `pip list` (or `conda list`) in the environment that fails", compact=compact_dists)
 def dists(interpreter=None) -> dict:

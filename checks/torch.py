@@ -13,11 +13,9 @@ import re
 import sys
 from collections.abc import Mapping
 
-from packaging.version import InvalidVersion, Version
-
 from envdoctor import Fix, Item, Skip, Status, Unavailable, best_signature, check, fact, fail, ok, pip_fix, skip, warn
 from envdoctor_checks._lazy import lazy
-from envdoctor_checks.packages import canonical, executable, marker_applies, package_dir, requirements, search_path
+from envdoctor_checks.packages import canonical, executable, marker_applies, package_dir, requirements, search_path, version_or_none
 from envdoctor_checks.signatures import hints_for
 
 compat = lazy("envdoctor_checks._cuda_compat")
@@ -164,13 +162,6 @@ def _index_hint(driver) -> str:
 
 def _index_fix(driver, python_info) -> Fix:
     return pip_fix(python_info, "install", "--force-reinstall", "torch", "--index-url", _index_url(driver))
-
-
-def _version(text: str | None) -> Version | None:
-    try:
-        return Version(text) if text else None
-    except InvalidVersion:
-        return None
 
 
 # ---- checks: torch itself ------------------------------------------------------------------
@@ -774,10 +765,10 @@ def numpy_abi(dists, python_info=None):
     np, torch = dists.get("numpy"), dists.get("torch")
     if not np:
         return skip("numpy is not installed (torch works without it; torch.from_numpy and .numpy() need it)")
-    npv = _version(np["version"])
+    npv = version_or_none(np["version"])
     if torch is None or npv is None:
         return skip("torch is not installed" if torch is None else f"numpy version {np['version']!r} is not readable")
-    tv = _version(torch["version"])
+    tv = version_or_none(torch["version"])
     if npv.major >= 2 and tv is not None and tv.release < (2, 3):
         return fail(
             f"numpy {np['version']} with torch {torch['version']}: torch < 2.3 was built against NumPy 1.x ('Failed to initialize NumPy: _ARRAY_API not found')",

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from envdoctor.core.signals import stop_requested
+
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -205,7 +207,7 @@ def run(
     # Output goes to temporary files, not pipes: a chatty child can never block on a full pipe,
     # and we keep only the tail.
     _ensure_prctl()
-    stopping = _stopping()  # a command run while envdoctor stops (a fix's rollback) runs to its end
+    stopping = stop_requested()  # a command run while envdoctor stops (a fix's rollback) runs to its end
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
@@ -241,12 +243,6 @@ def run(
         return Completed(argv, rc, read_tail(out), read_tail(err), timed_out, why, time.monotonic() - start)
 
 
-def _stopping() -> bool:
-    from envdoctor.core.signals import stop_requested
-
-    return stop_requested()
-
-
 def _wait(proc: subprocess.Popen, deadline: float, stopping: bool) -> tuple[bool, bool]:
     """Wait for ``proc`` until ``deadline``: (timed out, interrupted). A stop signal that arrives
     during the wait and whose KeyboardInterrupt was lost (raised inside a finalizer, seen about 1
@@ -259,7 +255,7 @@ def _wait(proc: subprocess.Popen, deadline: float, stopping: bool) -> tuple[bool
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 return True, False
-            if not stopping and _stopping():
+            if not stopping and stop_requested():
                 if threading.current_thread() is threading.main_thread():
                     raise KeyboardInterrupt from None
                 return False, True

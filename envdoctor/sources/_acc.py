@@ -103,7 +103,7 @@ class Acc:
     whole: dict[str, Any] = field(default_factory=dict)  # facts taken as they are (envdoctor's report)
     unavailable: dict[str, str] = field(default_factory=dict)
     consumed: set[int] = field(default_factory=set)  # line numbers a reader has claimed
-    cuda_needs: list[tuple[str, str, str]] = field(default_factory=list)  # (package or "", CUDA library, line) an error names
+    cuda_needs: list[tuple[str, str]] = field(default_factory=list)  # (package or "", CUDA library) an error names
 
     def kind(self, name: str) -> None:
         if name not in self.kinds:

@@ -208,13 +208,11 @@ def extensions_needing_cuda(acc: Acc) -> list | None:
     if not acc.cuda_needs:
         return None
     by_owner: dict[str, dict] = {}
-    for owner, lib, line in acc.cuda_needs:
+    for owner, lib in acc.cuda_needs:
         key = canonical(owner) if owner else "(pasted)"
         entry = by_owner.setdefault(
             key, {"key": key, "name": owner or "a compiled package", "version": "?", "objects": [], "modules": [], "source": "pasted"}
         )
         if not any(lib in o["cuda"] for o in entry["objects"]):
-            entry["objects"].append(
-                {"rel": owner or "a compiled package", "path": "", "links": [], "cuda": [lib], "module": None, "line": line}
-            )
+            entry["objects"].append({"rel": owner or "a compiled package", "path": "", "links": [], "cuda": [lib], "module": None})
     return list(by_owner.values())

@@ -133,7 +133,7 @@ def read_cuda_needs(lines: list[str], acc: Acc) -> None:
         o = NEED_OWNER.search(line)
         owner = (o.group("pkg") or o.group("named")) if o else ""
         if owner.lower() not in ("torch", "nvidia", "lib"):
-            acc.cuda_needs.append((owner, m.group("lib"), line.strip()[:300]))
+            acc.cuda_needs.append((owner, m.group("lib")))
 
 
 def read_errors(lines: list[str], acc: Acc) -> None:
