@@ -224,10 +224,16 @@ def cpu_build_on_gpu_machine(torch_build, gpus=None, pci_gpus=None, driver=None,
     count = len(gpus) if gpus else len(pci_gpus) if pci_gpus else 0
     loaded = (driver or {}).get("version") if not count else None  # a loaded NVIDIA driver: the GPU is there
     amd = amd_gpus if not count and not loaded and isinstance(amd_gpus, list) else []
-    if not count and not loaded and not amd:
+    asked = torch_build.get("cuda_asked")  # a paste only: "torch.cuda.is_available() returns False"
+    if not count and not loaded and not amd and not (asked and torch_build["kind"] == "cpu"):
         return skip("no NVIDIA GPU on this machine")
     if torch_build["kind"] != "cpu":
         return ok(f"torch {torch_build['version']} is a {torch_build['kind'].upper()} build")
+    if not count and not loaded and not amd:
+        return fail(
+            f"CPU-only torch {torch_build['version']}: it has no CUDA, so CUDA is unavailable whatever the GPU ({asked})",
+            hint=f"on a machine with an NVIDIA GPU: {_index_hint(driver)}; without one, run on the CPU (device='cpu')",
+        )
     if amd:
         targets = ", ".join(sorted({str(g.get("gfx")) for g in amd}))
         return fail(

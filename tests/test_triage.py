@@ -381,3 +381,15 @@ def test_triage_imports_no_torch_and_is_fast():
     start = time.perf_counter()
     triage(REG, read_paste(text), text)
     assert time.perf_counter() - start < 0.5
+
+
+def test_a_cpu_torch_the_reporter_asked_cuda_of_is_named_without_any_gpu_in_the_paste():
+    # "is_available() returns False" beside a +cpu build: that build has no CUDA, whatever the
+    # GPU. collect_env's own "Is CUDA available: False" is no such question (collect_env_cpu.txt).
+    text = "torch.cuda.is_available() returns False\n>>> import torch; torch.__version__\n'2.4.0+cpu'\n"
+    t = triage(REG, read_paste(text), text)
+    assert t.found and t.causes[0].cause_id == "cpu_torch_on_gpu_machine"
+    text = (PASTES / "collect_env_cpu.txt").read_text()
+    assert not triage(REG, read_paste(text), text).found
+    text = "torch.cuda.is_available() returns False\ntorch 2.4.0+cu124\n"  # a CUDA build: some other cause
+    assert not any(c.cause_id == "cpu_torch_on_gpu_machine" for c in triage(REG, read_paste(text), text).causes)

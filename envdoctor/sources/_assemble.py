@@ -46,7 +46,7 @@ def torch_build(acc: Acc) -> dict | None:
     if kind is None:
         acc.want("torch_build")  # which build this is (CUDA, CPU or ROCm)
         return None
-    return {
+    found = {
         "version": version,
         "local": version.partition("+")[2],
         "cuda": cuda if kind == "cuda" else None,
@@ -56,6 +56,9 @@ def torch_build(acc: Acc) -> dict | None:
         "location": "",
         "source": SOURCE,
     }
+    if asked := acc.get("torch", "cuda_asked"):
+        found["cuda_asked"] = asked  # only a paste has it: the line that asked CUDA of this torch
+    return found
 
 
 def _cuda_from_runtime_wheel(acc: Acc) -> str | None:

@@ -115,6 +115,13 @@ class PasteWriter:
         self._acc.put("torch", "kind", "cuda", line, RANK_READER)
         self._acc.put("torch", "cuda", cuda, line, RANK_READER)
 
+    def torch_cuda(self, cuda: str | None, line: str) -> None:
+        """torch's own ``torch.version.cuda``: a CUDA version, or None for a build without CUDA."""
+        if cuda is None:
+            self._acc.put("torch", "no_cuda", True, line, RANK_READER)
+        else:
+            self.torch_cuda_hint(cuda, line)
+
     def gpu(self, name: str, line: str, cc: str | None = None, index: int | None = None) -> None:
         """A GPU by name (its compute capability when the dump shows it); without ``index`` a
         name already stated is not counted twice."""
@@ -160,6 +167,11 @@ class PasteWriter:
 
     def cuda_available(self, available: bool, line: str) -> None:
         self._acc.put("runtime", "cuda_available", available, line, RANK_ERROR)
+
+    def cuda_asked(self, line: str) -> None:
+        """The reporter asked CUDA of this torch and shows it answered no
+        (``torch.cuda.is_available()`` False): a CPU build then needs no other sign of a GPU."""
+        self._acc.put("torch", "cuda_asked", line.strip()[:200], line, RANK_READER)
 
     def _gpus(self) -> list[dict]:
         for rank, gpus in self._acc.gpu_sets:

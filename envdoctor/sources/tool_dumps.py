@@ -9,6 +9,10 @@ the same ``@reader`` mechanism a plugin uses.
 - ``nvcc --version`` (``Cuda compilation tools, release 12.4, V12.4.131``) and ``pip show``
 - ROCm: an AMD GPU's gfx target from ``rocminfo`` (``Name: gfx1032``), ``gcnArchName`` or a GPU
   line naming one (``AMD Radeon RX 6600 (gfx1032)``), and ``HSA_OVERRIDE_GFX_VERSION=10.3.0``
+- torch's own answers as people paste them: a REPL or ``print`` echo (``>>> torch.__version__``
+  then ``'2.3.1+cpu'``; ``print(torch.__version__, torch.cuda.is_available())`` then
+  ``2.1.0+cu121 False``) and the same said in a sentence (``torch.cuda.is_available() returns
+  False``)
 - versions as people write them: ``- torch 2.1.2``, ``torch==2.3.0``, ``PyTorch: 2.9.1+cu130``,
   ``torch version：1.8.1+cu102``, ``cudatoolkit=10.1``, ``driver version: 590.48.01``,
   ``GPU: Tesla V100S``
@@ -243,3 +247,57 @@ def read_rocm(lines: list[str], out: PasteWriter) -> None:
                 out.amd_gpu("gfx" + targets.pop(), line, name.group(1).strip() if name else None)
         if "HSA_OVERRIDE_GFX_VERSION" in line and (m := HSA_OVERRIDE.search(line)):
             out.env_var("HSA_OVERRIDE_GFX_VERSION", m.group(1), line)
+
+
+# torch's answers: the expression, then its value on the same line ("torch.__version__ is
+# 2.3.1+cpu", "torch.cuda.is_available() returns False") or on the next line (a REPL or print echo)
+TORCH_EXPR = lazy(r"torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\)")
+TORCH_SAID = lazy(
+    r"(torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\))[`*]{0,2}\s{0,3}"
+    r"(?:(?:returns?|returned|gives|gave|shows|prints|outputs|is|was|still|always|=+|->|=>|:)\s{0,3}){1,3}[`'\"*]{0,2}([\w.+]{1,40})"
+)
+ECHO_TAIL = lazy(r"^[\s)\"'`;]{0,10}$")  # what may follow the last expression of an echoed line
+TORCH_VALUE = {
+    "torch.__version__": lazy(r"\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:[ab]\d{1,3}|\.dev\d{1,10}|rc\d{1,3})?(?:\+[0-9A-Za-z.]{1,40})?"),
+    "torch.version.cuda": lazy(r"None|\d{1,2}\.\d{1,2}"),
+    "torch.cuda.is_available()": lazy(r"True|False|true|false"),
+}
+
+
+def _torch_value(expr: str, value: str, line: str, out: PasteWriter) -> None:
+    if not TORCH_VALUE[expr].fullmatch(value):
+        return
+    if expr == "torch.__version__":
+        out.torch(value, line)
+    elif expr == "torch.version.cuda":
+        out.torch_cuda(None if value == "None" else value, line)
+    else:
+        out.cuda_available(value.lower() == "true", line)
+        if value.lower() == "false":
+            out.cuda_asked(line)
+
+
+def _echo(line: str, nxt: str, out: PasteWriter) -> bool:
+    """``>>> print(torch.__version__, torch.version.cuda)`` over ``2.1.0 None``: each value in turn."""
+    exprs = list(TORCH_EXPR.finditer(line))
+    if not exprs or not ECHO_TAIL.match(line[exprs[-1].end() :]):
+        return False
+    values = [v for v in re.split(r"[\s,()]+", nxt.strip().strip("'\"")) if v.strip("'\"")]
+    if len(values) != len(exprs):
+        return False
+    for m, value in zip(exprs, values, strict=True):
+        _torch_value(m.group(0), value.strip("'\""), nxt, out)
+    return True
+
+
+@reader("torch-answers")
+def read_torch_answers(lines: list[str], out: PasteWriter) -> None:
+    """What torch itself answered, echoed or said: its version, its CUDA, whether CUDA is available."""
+    for i, line in enumerate(lines):
+        if "torch." not in line or len(line) > 400:
+            continue
+        nxt = next((ln for ln in lines[i + 1 : i + 3] if ln.strip()), "")
+        if nxt and len(nxt) <= 200 and _echo(line, nxt, out):
+            continue
+        for m in TORCH_SAID.finditer(line):
+            _torch_value(m.group(1), m.group(2), line, out)

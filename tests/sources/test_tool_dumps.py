@@ -211,3 +211,34 @@ def test_driver_versions_in_prose(line, want):
 )
 def test_a_gpu_mentioned_in_prose(text, want):
     assert [g["name"] for g in read_paste(text).facts.get("gpus") or []] == want
+
+
+@pytest.mark.parametrize(
+    ("text", "version", "kind", "available"),
+    [
+        (">>> import torch; torch.__version__\n'2.4.0+cpu'", "2.4.0+cpu", "cpu", None),
+        ("torch.__version__ is 2.3.1+cpu", "2.3.1+cpu", "cpu", None),
+        ('python -c "import torch; print(torch.__version__)"\n2.5.1+cu124', "2.5.1+cu124", "cuda", None),
+        (">>> print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\n2.1.0 None False", "2.1.0", "cpu", False),
+        ("print(torch.__version__, torch.cuda.is_available())\n('2.1.0+cu121', True)", "2.1.0+cu121", "cuda", True),
+        ("`torch.cuda.is_available()` returns `False` with torch 2.2.0+cu121", "2.2.0+cu121", "cuda", False),
+    ],
+)
+def test_torch_answers_echoed_or_said(text, version, kind, available):
+    facts = read_paste(text).facts
+    assert facts["torch_build"]["version"] == version and facts["torch_build"]["kind"] == kind
+    assert (facts.get("torch_runtime") or {}).get("cuda_available") == available
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ">>> torch.__version__\nTraceback (most recent call last):",  # no value on the next line
+        ">>> print(torch.__version__, torch.version.cuda)\n2.1.0",  # two asked, one answered: not paired
+        "if torch.cuda.is_available():\n    x = x.cuda()",  # code, not an answer
+        "torch.__version__ is 42",  # not a version
+    ],
+)
+def test_torch_answers_that_are_not_answers(text):
+    facts = read_paste(text).facts
+    assert "torch_build" not in facts and "torch_runtime" not in facts
