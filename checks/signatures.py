@@ -376,6 +376,19 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install the torchvision that matches torch (the same release line): pip install --force-reinstall torch==<your torch> torchvision",
     ),
     _S(
+        id="windows.paging_file",
+        # Windows' ERROR_COMMITMENT_LIMIT while torch maps its CUDA DLLs (each DataLoader worker
+        # maps them again): a translation keeps the error number
+        pattern=r"\[WinError 1455\]|The paging file is too small for this operation to complete",
+        cause="Windows ran out of commit memory while loading torch's CUDA DLLs (WinError 1455): the paging file is too small for this "
+        "process and its DataLoader workers, each of which maps the DLLs again",
+        cause_id="windows_paging_file_too_small",
+        check="system.resources",
+        fix="Let Windows manage the paging file size (System > Advanced system settings > Performance > Virtual memory) or enlarge it, "
+        "and lower num_workers; a reboot applies the change",
+        ask="the size of RAM and of the paging file, and the DataLoader's num_workers",
+    ),
+    _S(
         id="torch.windows_dll",
         pattern=r"\[WinError 126\][^\n]{0,400}?Error loading \"[^\"\n]{0,300}\.dll\" or one of its dependencies|Error loading \"[^\"\n]{0,300}(?:fbgemm|c10|torch_cpu|torch_python|shm)\.dll\""
         r"|\[WinError 126\] The specified module could not be found"
@@ -442,6 +455,18 @@ SIGNATURES: tuple[Signature, ...] = (
         cause_id="cuda_toolkit_missing",
         check="toolchain.nvcc",
         fix="Install a CUDA toolkit matching torch's CUDA and export CUDA_HOME=/usr/local/cuda-<X.Y>, or install a prebuilt wheel that needs no compilation",
+        ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+        ask_facts=("cuda_toolkit",),
+    ),
+    _S(
+        id="build.cuda_headers_missing",
+        pattern=r"fatal error: (?P<header>cuda_runtime(?:_api)?\.h|cuda\.h|cublas_v2\.h|cusparse\.h|curand\.h|cuda_fp16\.h): No such file or directory",
+        cause="the CUDA toolkit's headers ({header}) are not found where the extension is compiled: no toolkit is installed (a driver or the "
+        "pip CUDA runtime brings none), or CUDA_HOME points elsewhere",
+        cause_id="cuda_toolkit_missing",
+        check="toolchain.nvcc",
+        fix="Install a CUDA toolkit matching torch's CUDA (conda install -c nvidia cuda-toolkit=<X.Y>, or NVIDIA's installer) and export "
+        "CUDA_HOME=<its root>, so <CUDA_HOME>/include holds {header}",
         ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
         ask_facts=("cuda_toolkit",),
     ),

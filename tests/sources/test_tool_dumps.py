@@ -242,3 +242,50 @@ def test_torch_answers_echoed_or_said(text, version, kind, available):
 def test_torch_answers_that_are_not_answers(text):
     facts = read_paste(text).facts
     assert "torch_build" not in facts and "torch_runtime" not in facts
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "Successfully installed torch-2.2.0+cu121 typing_extensions-4.9.0 nvidia-cudnn-cu12-8.9.2.26",
+            {"torch": "2.2.0+cu121", "nvidia-cudnn-cu12": "8.9.2.26"},
+        ),
+        ("Requirement already satisfied: torch in ./venv/lib/python3.10/site-packages (2.1.0)", {"torch": "2.1.0"}),
+        (
+            "Requirement already satisfied: numpy>=1.17 in /usr/lib/python3/dist-packages (from torchvision) (1.24.0)",
+            {"numpy": "1.24.0"},
+        ),
+    ],
+)
+def test_pip_install_output(text, want):
+    dists = read_paste(text).facts["dists"]
+    assert {k: dists[k]["version"] for k in want} == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("Python 3.12.1", "3.12.1"),
+        ("python version: 3.8.10", "3.8.10"),
+        ("pytorch：python=3.7 pytorch==1.7.0", "3.7"),
+        ('File "/home/u/venv/lib/python3.11/site-packages/torch/__init__.py", line 1', "3.11"),
+        ("Requires-Python >=3.8", None),  # a requirement, not the interpreter
+        ("/home/u/.local/lib/python3.8/site-packages/a and /usr/lib/python3.10/site-packages/b", None),  # two: which?
+    ],
+)
+def test_the_python_a_paste_states(text, want):
+    assert (read_paste(text).facts.get("python_info") or {}).get("version") == want
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "cuda"),
+    [
+        ("PyTorch 2.1.0 with CUDA 11.8 on an RTX 4090", "cuda", "11.8"),
+        ("torch 2.3.0 (CUDA 12.1)", "cuda", "12.1"),
+        ("torch 2.3.0+cpu with CUDA 12.1 installed", "cpu", None),  # the build's own tag wins
+    ],
+)
+def test_a_torch_build_named_with_its_cuda_in_prose(text, kind, cuda):
+    tb = read_paste(text).facts["torch_build"]
+    assert (tb["kind"], tb["cuda"]) == (kind, cuda)
