@@ -389,6 +389,19 @@ SIGNATURES: tuple[Signature, ...] = (
         ask="the size of RAM and of the paging file, and the DataLoader's num_workers",
     ),
     _S(
+        id="windows.dll_conflict",
+        # Windows' "The operating system cannot run %1" as the loader prints it, in the system's language
+        pattern=r"DLL load failed[^\n]{0,80}?(?:The operating system cannot run|操作系统无法运行|O sistema operacional não pode executar"
+        r"|Операционная система не может запустить)\s{0,2}%1",
+        cause="Windows loaded a conflicting copy of a DLL torch needs (often the OpenMP runtime libiomp5md.dll or the MSVC runtime) "
+        "from another program's directory on PATH or another package in the environment",
+        cause_id="library_shadowing",
+        check="torch.importable",
+        fix="Find the DLL loaded from elsewhere (Process Monitor, or `where libiomp5md.dll`): remove that directory from PATH, or reinstall the "
+        "package that brought it (a conda-forge build of another library) from the channel torch came from",
+        ask="`where libiomp5md.dll`, the PATH, and `conda list` or `pip list`",
+    ),
+    _S(
         id="torch.windows_dll",
         pattern=r"\[WinError 126\][^\n]{0,400}?Error loading \"[^\"\n]{0,300}\.dll\" or one of its dependencies|Error loading \"[^\"\n]{0,300}(?:fbgemm|c10|torch_cpu|torch_python|shm)\.dll\""
         r"|\[WinError 126\] The specified module could not be found"
@@ -521,6 +534,14 @@ SIGNATURES: tuple[Signature, ...] = (
         cause_id="libgomp_missing",
         check="toolchain.libgomp",
         fix="apt-get install libgomp1 (dnf install libgomp)",
+    ),
+    _S(
+        id="toolchain.libomp_macos",
+        pattern=r"Library not loaded: '?(?:/usr/local|/opt/homebrew)/opt/libomp/lib/libomp\.dylib|Library not loaded: @rpath/libomp\.dylib",
+        cause="the OpenMP runtime (libomp.dylib) a macOS build of torch links is not installed",
+        cause_id="libgomp_missing",
+        check="toolchain.libgomp",
+        fix="brew install libomp (in conda: conda install -c conda-forge llvm-openmp), or install a torch release that bundles it",
     ),
     _S(
         id="system.glibc",

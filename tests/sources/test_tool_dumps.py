@@ -289,3 +289,17 @@ def test_the_python_a_paste_states(text, want):
 def test_a_torch_build_named_with_its_cuda_in_prose(text, kind, cuda):
     tb = read_paste(text).facts["torch_build"]
     assert (tb["kind"], tb["cuda"]) == (kind, cuda)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "cuda"),
+    [
+        ("pip install torch==2.4.0 torchvision --index-url https://download.pytorch.org/whl/cu124", "cuda", "12.4"),
+        ("pip3 install torch==2.3.1 --index-url https://download.pytorch.org/whl/cpu", "cpu", None),
+        ("pip install --pre torch==2.6.0.dev20241112 --index-url https://download.pytorch.org/whl/nightly/cu126", "cuda", "12.6"),
+        ("pip install torch==2.5.1+cu118 --index-url https://download.pytorch.org/whl/cu124", "cuda", "11.8"),  # the version's own tag
+    ],
+)
+def test_the_build_an_install_command_asked_torch_s_index_for(text, kind, cuda):
+    tb = read_paste(text).facts["torch_build"]
+    assert (tb["kind"], tb["cuda"]) == (kind, cuda)
