@@ -6,6 +6,8 @@ the same ``@reader`` mechanism a plugin uses.
   2.2.1+cu121 (True)``, ``- GPU type: NVIDIA A800-SXM4-80GB``
 - ``python -m sglang.check_env``: ``PyTorch: 2.4.0+cu121``, ``GPU 0,1: NVIDIA A40``, ``GPU 0,1
   Compute Capability: 8.6``, ``CUDA Driver Version: 535.104.12``, ``triton: 3.0.0``
+- DeepSpeed's ``ds_report``: ``torch version .................... 2.1.0+cu121``, ``torch cuda
+  version ............... 12.1``, ``nvcc version ..................... 11.8``
 - ``nvcc --version`` (``Cuda compilation tools, release 12.4, V12.4.131``) and ``pip show``
 - ROCm: an AMD GPU's gfx target from ``rocminfo`` (``Name: gfx1032``), ``gcnArchName`` or a GPU
   line naming one (``AMD Radeon RX 6600 (gfx1032)``), and ``HSA_OVERRIDE_GFX_VERSION=10.3.0``
@@ -172,6 +174,32 @@ def read_pip_show(lines: list[str], out: PasteWriter) -> None:
                 break
 
 
+DS_LINE = lazy(r"^\s{0,4}(torch version|torch cuda version|nvcc version|deepspeed info)\s{1,4}\.{3,80}\s{1,4}" + VERSION + r"(?![\w.])")
+
+
+# registered before "prose": its "deepspeed wheel compiled w. ... torch 2.1" is the torch DeepSpeed was built
+# for, not the one installed
+@reader("ds-report")
+def read_ds_report(lines: list[str], out: PasteWriter) -> None:
+    """DeepSpeed's ``ds_report``: torch's version and CUDA, the toolkit's nvcc, DeepSpeed's own."""
+    seen = False
+    for line in lines:
+        if "..." not in line or not (m := DS_LINE.match(line)):
+            continue
+        seen = True
+        key, version = m.group(1), m.group(2)
+        if key == "torch version":
+            out.package("torch", version, line)
+        elif key == "torch cuda version":
+            out.torch_cuda_hint(version, line)
+        elif key == "nvcc version":
+            out.toolkit(version, line)
+        else:
+            out.package("deepspeed", version, line)
+    if seen:
+        out.kind("ds_report")
+
+
 PACKAGE_WORDS = ("torch", "triton", "xformers", "flash", "vllm", "transformers", "numpy", "bitsandbytes", "deepspeed")
 GPU_WORDS = ("gpu", "graphics card", "video card")
 
@@ -313,7 +341,8 @@ PIP_SATISFIED = lazy(
 )
 # the build a `pip install torch… --index-url https://download.pytorch.org/whl/cu124` asked for
 TORCH_INDEX = lazy(r"download\.pytorch\.org/whl/(?:nightly/|test/)?(cu\d{2,3}|cpu)(?![\w.])")
-SITE_PYTHON = lazy(r"python(3\.\d{1,2})[/\\](?:site|dist)-packages")
+# /usr/lib/python3.10/site-packages, and Windows' C:\...\Python312\Lib\site-packages
+SITE_PYTHON = lazy(r"python(3\.\d{1,2})[/\\](?:site|dist)-packages|python3(\d{1,2})[/\\]lib[/\\]site-packages", re.I)
 
 
 @reader("pip-output")
@@ -332,8 +361,8 @@ def read_pip_output(lines: list[str], out: PasteWriter) -> None:
         ):
             out.torch_index(m.group(1), line)
         if "-packages" in line and len(line) <= 2000:
-            for py in SITE_PYTHON.findall(line):
-                pythons.setdefault(py, line)
+            for unix, windows in SITE_PYTHON.findall(line):
+                pythons.setdefault(unix or f"3.{windows}", line)
     if len(pythons) == 1:
         version, line = next(iter(pythons.items()))
         out.python(version, line)

@@ -270,6 +270,7 @@ def test_pip_install_output(text, want):
         ("python version: 3.8.10", "3.8.10"),
         ("pytorch：python=3.7 pytorch==1.7.0", "3.7"),
         ('File "/home/u/venv/lib/python3.11/site-packages/torch/__init__.py", line 1', "3.11"),
+        ("C:\\Users\\me\\AppData\\Local\\Programs\\Python\\Python312\\Lib\\site-packages\\torch\\__init__.py", "3.12"),
         ("Requires-Python >=3.8", None),  # a requirement, not the interpreter
         ("/home/u/.local/lib/python3.8/site-packages/a and /usr/lib/python3.10/site-packages/b", None),  # two: which?
     ],
@@ -303,3 +304,23 @@ def test_a_torch_build_named_with_its_cuda_in_prose(text, kind, cuda):
 def test_the_build_an_install_command_asked_torch_s_index_for(text, kind, cuda):
     tb = read_paste(text).facts["torch_build"]
     assert (tb["kind"], tb["cuda"]) == (kind, cuda)
+
+
+DS_REPORT = """DeepSpeed general environment info:
+torch install path ............... ['/usr/local/lib/python3.10/dist-packages/torch']
+torch version .................... 2.1.0
+deepspeed install path ........... ['/usr/local/lib/python3.10/dist-packages/deepspeed']
+deepspeed info ................... 0.12.6, unknown, unknown
+torch cuda version ............... 12.1
+torch hip version ................ None
+nvcc version ..................... 11.8
+deepspeed wheel compiled w. ...... torch 2.1, cuda 12.1
+shared memory (/dev/shm) size .... 64.00 MB"""
+
+
+def test_deepspeed_ds_report():
+    p = read_paste(DS_REPORT)
+    assert "ds_report" in p.kinds
+    tb = p.facts["torch_build"]
+    assert (tb["version"], tb["kind"], tb["cuda"]) == ("2.1.0", "cuda", "12.1")
+    assert p.facts["cuda_toolkit"]["version"] == "11.8" and p.facts["dists"]["deepspeed"]["version"] == "0.12.6"
