@@ -178,10 +178,11 @@ class PasteWriter:
     def cuda_available(self, available: bool, line: str) -> None:
         self._acc.put("runtime", "cuda_available", available, line, RANK_ERROR)
 
-    def cuda_asked(self, line: str) -> None:
+    def cuda_asked(self, line: str, said: str | None = None) -> None:
         """The reporter asked CUDA of this torch and shows it answered no
-        (``torch.cuda.is_available()`` False): a CPU build then needs no other sign of a GPU."""
-        self._acc.put("torch", "cuda_asked", line.strip()[:200], line, RANK_READER)
+        (``torch.cuda.is_available()`` False): a CPU build then needs no other sign of a GPU.
+        ``said``: the words that show it (the line by default)."""
+        self._acc.put("torch", "cuda_asked", (said or line).strip()[:200], line, RANK_READER)
 
     def _gpus(self) -> list[dict]:
         for rank, gpus in self._acc.gpu_sets:

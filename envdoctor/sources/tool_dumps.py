@@ -294,7 +294,7 @@ TORCH_VALUE = {
 }
 
 
-def _torch_value(expr: str, value: str, line: str, out: PasteWriter) -> None:
+def _torch_value(expr: str, value: str, line: str, out: PasteWriter, said: str) -> None:
     if not TORCH_VALUE[expr].fullmatch(value):
         return
     if expr == "torch.__version__":
@@ -304,7 +304,7 @@ def _torch_value(expr: str, value: str, line: str, out: PasteWriter) -> None:
     else:
         out.cuda_available(value.lower() == "true", line)
         if value.lower() == "false":
-            out.cuda_asked(line)
+            out.cuda_asked(line, said)
 
 
 def _echo(line: str, nxt: str, out: PasteWriter) -> bool:
@@ -316,7 +316,7 @@ def _echo(line: str, nxt: str, out: PasteWriter) -> bool:
     if len(values) != len(exprs):
         return False
     for m, value in zip(exprs, values, strict=True):
-        _torch_value(m.group(0), value.strip("'\""), nxt, out)
+        _torch_value(m.group(0), value.strip("'\""), nxt, out, f"{m.group(0)} answered {value}")
     return True
 
 
@@ -330,7 +330,7 @@ def read_torch_answers(lines: list[str], out: PasteWriter) -> None:
         if nxt and len(nxt) <= 200 and _echo(line, nxt, out):
             continue
         for m in TORCH_SAID.finditer(line):
-            _torch_value(m.group(1), m.group(2), line, out)
+            _torch_value(m.group(1), m.group(2), line, out, m.group(0))
 
 
 PIP_INSTALLED = lazy(r"^\s{0,8}Successfully installed\s{1,4}(\S.{0,3000})$")
