@@ -76,18 +76,23 @@ def _py(version: str | None) -> tuple[int, ...] | None:
 
 
 @check("compile.python_ceiling", tags=("build",), sources=("live", "pasted"))
-def python_ceiling(torch_build, python_info):
+def python_ceiling(python_info, torch_build=None, dists=None):
     """This Python is not newer than the torch release's torch.compile accepts (release table)"""
-    if torch_build.get("location"):
+    if torch_build and torch_build.get("location"):
         return skip("judged from torch's own source by compile.python_version")
-    limit = release_data.dynamo_max_python(torch_build.get("version"))
+    # the release alone decides: a paste that names torch's version but not its build still shows it
+    version = (torch_build or {}).get("version") or ((dists or {}).get("torch") or {}).get("version")
+    if not version:
+        return skip("torch's version is not known")
+    limit = release_data.dynamo_max_python(version)
     have, ceiling = _py(python_info.get("version")), _py(limit)
     if limit is None or have is None or ceiling is None:
-        return skip(f"the release table does not know torch {torch_build.get('version')}'s torch.compile Python limit")
+        return skip(f"the release table does not know torch {version}'s torch.compile Python limit")
     if have > ceiling:
         return fail(
-            f"Python {python_info.get('version')} is newer than torch {torch_build.get('version')}'s torch.compile accepts "
+            f"Python {python_info.get('version')} is newer than torch {version}'s torch.compile accepts "
             f"(up to {limit}): torch.compile raises 'Python {have[0]}.{have[1]}+ is not supported' (Dynamo)",
             f"use Python {limit} for torch.compile with this torch, or upgrade torch",
+            details={"cause_id": "python_too_new_for_dynamo", "python": python_info.get("version"), "limit": limit},
         )
-    return ok(f"Python {python_info.get('version')} is within torch {torch_build.get('version')}'s torch.compile limit ({limit})")
+    return ok(f"Python {python_info.get('version')} is within torch {version}'s torch.compile limit ({limit})")

@@ -53,3 +53,11 @@ def test_python_ceiling_judges_a_pasted_torch_only():
     assert run_check(c.python_ceiling, torch_build=pasted, python_info={"version": "3.12.3"}).status is Status.PASS
     live = {"version": "2.5.1+cu124", "location": "/venv/lib/python3.12/site-packages/torch"}
     assert run_check(c.python_ceiling, torch_build=live, python_info={"version": "3.13.1"}).status is Status.SKIP
+
+
+def test_python_ceiling_needs_only_the_release():
+    # "torch 2.4.0" without a build tag: no torch_build, but the release decides the limit
+    v = run_check(c.python_ceiling, python_info={"version": "3.13.0"}, dists=_dists(torch="2.4.0"))
+    assert v.status is Status.FAIL and v.details["cause_id"] == "python_too_new_for_dynamo"
+    assert run_check(c.python_ceiling, python_info={"version": "3.11.9"}, dists=_dists(torch="2.4.0")).status is Status.PASS
+    assert run_check(c.python_ceiling, python_info={"version": "3.13.0"}).status is Status.SKIP  # no torch at all
