@@ -258,6 +258,16 @@ def test_cuda_tag(text, tag):
         ("NVIDIA Jetson Nano", (5, 3)),
         ("Xavier", (7, 2)),
         ("NVIDIA Jetson T5000", (11, 0)),
+        # laptop and entry parts by their chip (Wikipedia's table): not the family their number suggests
+        ("NVIDIA GeForce RTX 2050", (8, 6)),  # GA107 (Ampere), not the RTX 20 series' 7.5
+        ("NVIDIA GeForce MX570", (8, 6)),
+        ("NVIDIA GeForce MX450", (7, 5)),
+        ("NVIDIA GeForce MX250", (6, 1)),
+        ("NVIDIA GeForce GT 1030", (6, 1)),
+        ("NVIDIA GeForce 940MX", (5, 0)),
+        ("NVIDIA GeForce GTX 960M", (5, 0)),
+        ("NVIDIA GeForce GTX 960", (5, 2)),  # the desktop part stays Maxwell 2
+        ("NVIDIA GeForce MX130", (5, 0)),
     ],
 )
 def test_compute_capability_of_nvidia_smi_names(name, cc):
@@ -273,7 +283,6 @@ def test_compute_capability_of_nvidia_smi_names(name, cc):
         "AMD Instinct MI300X",
         "Intel(R) Data Center GPU Max 1550",
         "llvmpipe (LLVM 15.0.7, 256 bits)",
-        "NVIDIA GeForce RTX 2050",
         "NVIDIA A1000X",
     ],
 )
