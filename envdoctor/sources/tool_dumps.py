@@ -244,6 +244,7 @@ AMD_NAME = lazy(r"\b(AMD (?:Radeon|Instinct)[\w ()-]{0,60}?)\s{0,2}(?:\(|,|$|\bg
 # consumer and workstation names and the data-centre parts whose names are unambiguous.
 GPU_MENTION = lazy(
     r"\b((?:NVIDIA\s)?(?:GeForce\s)?(?:RTX|GTX|GT|TITAN)\s?[A-Z]?\d{3,4}(?:\s?(?:Ti|SUPER|Ada))?"
+    r"|(?:NVIDIA\s)?(?:GeForce\s)?(?:MX\s?\d{3}|9[34]0MX)"
     r"|(?:NVIDIA\s|Tesla\s)?(?:[AHBV]100|H200|H800|H20|A800|A10G|A40|A30|L40S?|B200|GB200|K80|P100|P40|T4)(?:\s?\d{2,3}GB)?)\b"
 )
 

@@ -207,6 +207,8 @@ def test_driver_versions_in_prose(line, want):
         ("works on RTX 3090 but not on my RTX 4090", []),  # two products: comparing machines
         ("GPU: RTX 3090\nalso tried an A100", ["RTX 3090"]),  # a stated GPU wins over a mention
         ("RTX PRO 6000 Blackwell", []),  # not a name the mention pattern can bound
+        ("my laptop has a GeForce MX250 and torch 2.3.1", ["GeForce MX250"]),
+        ("CUDA on a 940MX", ["940MX"]),
     ],
 )
 def test_a_gpu_mentioned_in_prose(text, want):
