@@ -336,6 +336,20 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="Install the extension's build for torch {have}, or torch {want}",
     ),
     _S(
+        id="xformers.ops_not_built",
+        # every operator refused for the same reason: its compiled ops did not load (the "build" typo is xFormers' own)
+        pattern=r"xFormers wasn't build with CUDA support",
+        cause="xFormers' compiled CUDA operators did not load: the xformers wheel was built for another torch or CUDA than the one "
+        "installed (or is a build without CUDA), so memory_efficient_attention finds no operator",
+        cause_id="extension_abi_mismatch",
+        check="torch.extension_abi",
+        fix="Install the xformers build made for this torch from torch's index: pip install -U xformers==<the release for your torch> "
+        "--index-url https://download.pytorch.org/whl/cu<XY> --no-deps (python -m xformers.info shows what it was built for); "
+        "or uninstall xformers where it is optional",
+        ask="`python -m xformers.info` and `pip list | grep -E 'torch|xformers'`",
+        ask_facts=("dists",),
+    ),
+    _S(
         id="xla.xlac_symbol",
         pattern=r"_XLAC[\w.-]{0,60}\.so: undefined symbol: (?P<symbol>\S+)",
         cause="torch_xla's compiled library was built for another torch release than the installed one (undefined symbol {symbol})",

