@@ -593,15 +593,17 @@ def driver_library_mismatch(driver):
     return ok(f"kernel module and {', '.join(libs)} are all {kernel}")
 
 
-@check("nvidia.cuda_visible_devices", tags=("gpu", "health", "liveness"))
-def cuda_visible_devices(gpus, env):
+@check("nvidia.cuda_visible_devices", tags=("gpu", "health", "liveness"), sources=("live", "pasted"))
+def cuda_visible_devices(gpus, env_vars):
     """CUDA_VISIBLE_DEVICES selects GPUs that exist"""
     # B4: "" hides every GPU ("No CUDA GPUs are available"); an invalid token silently truncates
     # the list ("invalid device ordinal" later); a repeated one leaves no device at all.
-    value = env.get("CUDA_VISIBLE_DEVICES")
-    order = env.get("CUDA_DEVICE_ORDER")
+    value = env_vars.get("CUDA_VISIBLE_DEVICES")
+    order = env_vars.get("CUDA_DEVICE_ORDER")
     if not gpus:
         return skip("the driver reports no GPU")
+    if value is None and any(g.get("source") == "pasted" for g in gpus):
+        return skip("the paste does not show CUDA_VISIBLE_DEVICES")  # a paste's variables are those it shows
     v = parse_visible(value, gpus, order)
     n = len(gpus)
     details = {"CUDA_VISIBLE_DEVICES": value, "CUDA_DEVICE_ORDER": order, "selected": [g.get("uuid") for g in v.selected]}

@@ -81,7 +81,7 @@ def test_other_areas_carry_structured_commands():
     )
     assert r.status is Status.FAIL and r.fixes == ()  # unknown package manager: the sentence only
     gpus = [{"index": 0, "name": "NVIDIA A100", "cc": "8.0"}, {"index": 1, "name": "NVIDIA T4", "cc": "7.5"}]
-    r = run_check(nvidia.cuda_visible_devices, env={"CUDA_VISIBLE_DEVICES": "0"}, gpus=gpus)
+    r = run_check(nvidia.cuda_visible_devices, env_vars={"CUDA_VISIBLE_DEVICES": "0"}, gpus=gpus)
     assert r.status is Status.WARN and r.fixes == (env_fix("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),)
 
 

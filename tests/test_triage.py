@@ -393,3 +393,23 @@ def test_a_cpu_torch_the_reporter_asked_cuda_of_is_named_without_any_gpu_in_the_
     assert not triage(REG, read_paste(text), text).found
     text = "torch.cuda.is_available() returns False\ntorch 2.4.0+cu124\n"  # a CUDA build: some other cause
     assert not any(c.cause_id == "cpu_torch_on_gpu_machine" for c in triage(REG, read_paste(text), text).causes)
+
+
+def test_an_empty_cuda_visible_devices_a_command_line_set_is_named():
+    # the variable as a shell sets it, torch's own answer, the GPUs nvidia-smi -L lists
+    text = (
+        "$ export CUDA_VISIBLE_DEVICES=\n$ python -c 'import torch; print(torch.__version__, torch.cuda.is_available())'\n"
+        "2.11.0+cu130 False\nGPU 0: NVIDIA H200 (UUID: GPU-1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901)\n"
+    )
+    t = triage(REG, read_paste(text), text)
+    assert t.causes[0].cause_id == "cuda_visible_devices" and t.causes[0].is_problem
+    # a paste that does not show the variable says nothing of it (absent from a paste is not unset)
+    text = "GPU 0: NVIDIA H200 (UUID: GPU-1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901)\nNCCL_DEBUG=INFO torchrun x.py\n"
+    row = next(r for r in triage(REG, read_paste(text), text).rows if r.id == "nvidia.cuda_visible_devices")
+    assert row.status is Status.SKIP
+
+
+def test_facts_written_by_hand_are_read_not_nothing():
+    text = "I run PyTorch 2.11.0 with CUDA 13.0 on an NVIDIA H200, Python 3.12.3\n"
+    out = render_text(triage(REG, read_paste(text), text), "x")
+    assert "Read: facts written by hand" in out and "No environment problem was found" in out

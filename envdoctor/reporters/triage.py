@@ -83,7 +83,7 @@ def _counts(t: Triage) -> str:
 
 
 def _headline(t: Triage) -> str:
-    if not t.kinds and not t.causes:
+    if not t.kinds and not t.causes and not t.seen:
         return "Nothing recognisable in the paste: no tool output (collect_env, nvidia-smi, pip list) and no known error text."
     if not t.found and not any(r.status.value in ("pass", "warn") for r in t.rows):
         return "No known error text and too little of the environment in the paste to judge it."
@@ -94,7 +94,11 @@ def _headline(t: Triage) -> str:
 
 def render_text(t: Triage, source: str) -> str:
     t, source = scrubbed(t), scrub(source, random=False)
-    out = [f"envdoctor triage: {source}", f"Read: {', '.join(t.kinds) or 'nothing recognisable'}", ""]
+    out = [
+        f"envdoctor triage: {source}",
+        f"Read: {', '.join(t.kinds) or ('facts written by hand' if t.seen else 'nothing recognisable')}",
+        "",
+    ]
     head = _headline(t)
     top = [c for c in t.causes if c.is_problem] if t.found else []
     if head:

@@ -19,6 +19,9 @@ the same ``@reader`` mechanism a plugin uses.
   already satisfied: torch in ./venv/lib/python3.10/site-packages (2.1.0)``, and the Python a
   ``pythonX.Y/site-packages`` path shows (when every such path shows the same one), and the
   build an install command asked torch's index for (``--index-url …/whl/cu124``)
+- the GPU stack's variables a command line or script sets: ``export CUDA_VISIBLE_DEVICES=``,
+  ``NCCL_P2P_DISABLE=1 torchrun …``, ``set HSA_OVERRIDE_GFX_VERSION=10.3.0``,
+  ``os.environ["CUDA_VISIBLE_DEVICES"] = "1"``
 - versions as people write them: ``- torch 2.1.2``, ``torch==2.3.0``, ``PyTorch: 2.9.1+cu130``,
   ``torch version：1.8.1+cu102``, ``cudatoolkit=10.1``, ``driver version: 590.48.01``,
   ``GPU: Tesla V100S``
@@ -367,3 +370,27 @@ def read_pip_output(lines: list[str], out: PasteWriter) -> None:
     if len(pythons) == 1:
         version, line = next(iter(pythons.items()))
         out.python(version, line)
+
+
+# the variables of the GPU stack (not every NAME=value of a shell session: a token, a path)
+STACK_VAR = r"(?:CUDA|NCCL|TORCH|TORCHINDUCTOR|TRITON|HSA|HIP|ROCR|PYTORCH|XLA|PJRT|NVIDIA)_[A-Z0-9_]{1,60}|LD_LIBRARY_PATH"
+SHELL_ASSIGN = lazy(
+    r"(?:^|[\s;(&|])(?:export\s{1,4}|set\s{1,4}|env\s{1,4})?("
+    + STACK_VAR
+    + r")=(?!=)(\"[^\"\n]{0,500}\"|'[^'\n]{0,500}'|[^\s;&|\"']{0,1000})(?=$|[\s;&|)])"
+)
+PY_ASSIGN = lazy(r"os\.environ\[\s{0,2}[\"'](" + STACK_VAR + r")[\"']\s{0,2}\]\s{0,2}=\s{0,2}[\"']([^\"'\n]{0,500})[\"']")
+
+
+@reader("env-assignments")
+def read_env_assignments(lines: list[str], out: PasteWriter) -> None:
+    """The stack's variables set on a command line, in a shell or in Python (a tool's own
+    listing, collect_env's or ``env``'s, is read first and wins)."""
+    for line in lines:
+        if "=" not in line or len(line) > 2000:
+            continue
+        for m in SHELL_ASSIGN.finditer(line):
+            out.env_var(m.group(1), m.group(2).strip("\"'"), line)
+        if "environ" in line:
+            for m in PY_ASSIGN.finditer(line):
+                out.env_var(m.group(1), m.group(2), line)

@@ -148,23 +148,23 @@ def test_visible_gpus_fact_follows_env():
 
 def test_cuda_visible_devices_judgements():
     gs = [gpu(0), gpu(1)]
-    empty = run_check(nvidia.cuda_visible_devices, gpus=gs, env={"CUDA_VISIBLE_DEVICES": ""})
+    empty = run_check(nvidia.cuda_visible_devices, gpus=gs, env_vars={"CUDA_VISIBLE_DEVICES": ""})
     assert empty.status is Status.FAIL and "empty string" in empty.message and "unset CUDA_VISIBLE_DEVICES" in empty.hint
-    partial = run_check(nvidia.cuda_visible_devices, gpus=gs, env={"CUDA_VISIBLE_DEVICES": "1,5"})
+    partial = run_check(nvidia.cuda_visible_devices, gpus=gs, env_vars={"CUDA_VISIBLE_DEVICES": "1,5"})
     assert partial.status is Status.WARN and "'5' is invalid" in partial.message and "only 1 GPU(s) visible" in partial.message
-    none = run_check(nvidia.cuda_visible_devices, gpus=gs, env={"CUDA_VISIBLE_DEVICES": "GPU-deadbeef"})
+    none = run_check(nvidia.cuda_visible_devices, gpus=gs, env_vars={"CUDA_VISIBLE_DEVICES": "GPU-deadbeef"})
     assert none.status is Status.FAIL and "no GPU has that UUID" in none.message and "nvidia-smi -L" in none.hint
-    good = run_check(nvidia.cuda_visible_devices, gpus=gs, env={"CUDA_VISIBLE_DEVICES": "1"})
+    good = run_check(nvidia.cuda_visible_devices, gpus=gs, env_vars={"CUDA_VISIBLE_DEVICES": "1"})
     assert good.status is Status.PASS and "selects 1 of 2" in good.message
-    assert run_check(nvidia.cuda_visible_devices, gpus=gs, env={}).status is Status.PASS
+    assert run_check(nvidia.cuda_visible_devices, gpus=gs, env_vars={}).status is Status.PASS
     mixed = [gpu(0, name="NVIDIA A100", cc="8.0"), gpu(1)]
-    order = run_check(nvidia.cuda_visible_devices, gpus=mixed, env={"CUDA_VISIBLE_DEVICES": "0"})
+    order = run_check(nvidia.cuda_visible_devices, gpus=mixed, env_vars={"CUDA_VISIBLE_DEVICES": "0"})
     assert order.status is Status.WARN and "CUDA_DEVICE_ORDER=PCI_BUS_ID" in order.hint
-    pinned = run_check(nvidia.cuda_visible_devices, gpus=mixed, env={"CUDA_VISIBLE_DEVICES": "0", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    pinned = run_check(nvidia.cuda_visible_devices, gpus=mixed, env_vars={"CUDA_VISIBLE_DEVICES": "0", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
     assert pinned.status is Status.PASS and "NVIDIA A100" in pinned.message
     # No driver: the check skips with the driver's reason instead of blaming the variable.
     nodrv = run_check(
-        nvidia.cuda_visible_devices, gpus=Unavailable("no NVIDIA GPU or driver on this machine"), env={"CUDA_VISIBLE_DEVICES": ""}
+        nvidia.cuda_visible_devices, gpus=Unavailable("no NVIDIA GPU or driver on this machine"), env_vars={"CUDA_VISIBLE_DEVICES": ""}
     )
     assert nodrv.status is Status.SKIP and "no NVIDIA GPU or driver" in nodrv.message
 

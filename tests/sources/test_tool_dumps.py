@@ -326,3 +326,19 @@ def test_deepspeed_ds_report():
     tb = p.facts["torch_build"]
     assert (tb["version"], tb["kind"], tb["cuda"]) == ("2.1.0", "cuda", "12.1")
     assert p.facts["cuda_toolkit"]["version"] == "11.8" and p.facts["dists"]["deepspeed"]["version"] == "0.12.6"
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("export CUDA_VISIBLE_DEVICES=", {"CUDA_VISIBLE_DEVICES": ""}),
+        ("NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 2 train.py", {"NCCL_P2P_DISABLE": "1"}),
+        ("set HSA_OVERRIDE_GFX_VERSION=10.3.0", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}),
+        ('os.environ["CUDA_VISIBLE_DEVICES"] = "1"', {"CUDA_VISIBLE_DEVICES": "1"}),
+        ('export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"', {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64:$LD_LIBRARY_PATH"}),
+        ("HF_TOKEN=hf_abcdefghijklmnopqrst python x.py", None),  # not the stack's: never read
+        ("if CUDA_VISIBLE_DEVICES==1: pass", None),  # a comparison, not an assignment
+    ],
+)
+def test_the_stack_s_variables_a_command_line_or_script_sets(text, want):
+    assert read_paste(text).facts.get("env_vars") == want
