@@ -38,5 +38,10 @@ PY
 cat prose.txt
 expect "the machine described in a sentence" 0 "No environment problem was found" -- envdoctor triage prose.txt
 expect "... read as a CUDA build on the GPU" '*' "\"cuda\": \"$(python3 -c 'import torch; print(torch.version.cuda)')\"" -- envdoctor triage --format json prose.txt
+# 5. live: nvidia.cuda_visible_devices now reads the env_vars fact (the allowlisted variables)
+expect "live, CUDA_VISIBLE_DEVICES unset" 0 "unset: CUDA sees all" -- env -u CUDA_VISIBLE_DEVICES envdoctor check --select nvidia.cuda_visible_devices -v
+expect "live, CUDA_VISIBLE_DEVICES empty" 1 "set to an empty string" -- env CUDA_VISIBLE_DEVICES= envdoctor check --select nvidia.cuda_visible_devices
+expect "live, CUDA_VISIBLE_DEVICES=0" 0 "nvidia.cuda_visible_devices" -- env CUDA_VISIBLE_DEVICES=0 envdoctor check --select nvidia.cuda_visible_devices -v
+expect "live, the default check of the untouched machine" 0 "HEALTHY|OK" -- env -u CUDA_VISIBLE_DEVICES envdoctor check -q
 cd / && rm -rf "$OUT"
 finish
