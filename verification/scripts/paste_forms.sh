@@ -16,7 +16,9 @@ ASK='import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_av
 { echo "\$ python -c \"$ASK\""; python3 -c "$ASK"; nvidia-smi -L; } > echo.txt 2>&1
 cat echo.txt
 expect "torch's answers echoed on the healthy machine" 0 "No environment problem was found" -- envdoctor triage echo.txt
-expect "... read as torch's build" '*' "\"kind\": \"cuda\"" -- envdoctor triage --format json echo.txt
+V=$(python3 -c 'import torch; print(torch.__version__)'); C=$(python3 -c 'import torch; print(torch.version.cuda)')
+V=${V//+/\\+}  # as a pattern: "2.11.0+cu130" -> "2.11.0\+cu130"
+expect "... read as torch's CUDA build" '*' "\"message\": \"torch $V \\(CUDA $C build\\)\"" -- envdoctor triage --format json echo.txt
 
 # 2. CUDA hidden: the same echo answers False; the paste shows the empty variable and the GPUs
 { echo "\$ export CUDA_VISIBLE_DEVICES="; echo "\$ python -c \"$ASK\""; CUDA_VISIBLE_DEVICES= python3 -c "$ASK"; nvidia-smi -L; } > hidden.txt 2>&1
@@ -28,7 +30,7 @@ python3 -m pip install --no-deps --no-build-isolation --target "$OUT/t" "$REPO" 
 { cat pip.txt; echo "Requirement already satisfied: torch in $(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))') ($(python3 -c 'import torch; print(torch.__version__)'))"; } > pipout.txt
 cat pipout.txt
 expect "pip's install output and a satisfied torch" 0 "No environment problem was found" -- envdoctor triage pipout.txt
-expect "... read as the installed torch" '*' "\"version\": \"$(python3 -c 'import torch; print(torch.__version__)')\"" -- envdoctor triage --format json pipout.txt
+expect "... read as the installed torch" '*' "\"message\": \"torch $V \\(CUDA $C build\\)\"" -- envdoctor triage --format json pipout.txt
 
 # 4. a sentence: this machine's GPU, torch and Python as a reporter writes them
 python3 - > prose.txt <<'PY'
@@ -37,7 +39,8 @@ print(f"I run PyTorch {torch.__version__.split('+')[0]} with CUDA {torch.version
 PY
 cat prose.txt
 expect "the machine described in a sentence" 0 "No environment problem was found" -- envdoctor triage prose.txt
-expect "... read as a CUDA build on the GPU" '*' "\"cuda\": \"$(python3 -c 'import torch; print(torch.version.cuda)')\"" -- envdoctor triage --format json prose.txt
+expect "... read as a CUDA build on the GPU" '*' "\"message\": \"torch ${V%%\\+*} \\(CUDA $C build\\)\"" -- envdoctor triage --format json prose.txt
+saw "\"message\": \"1 GPU\\(s\\): .*\\(CC [0-9]+\\.[0-9]\\)\""
 # 5. live: nvidia.cuda_visible_devices now reads the env_vars fact (the allowlisted variables)
 expect "live, CUDA_VISIBLE_DEVICES unset" 0 "unset: CUDA sees all" -- env -u CUDA_VISIBLE_DEVICES envdoctor check --select nvidia.cuda_visible_devices -v
 expect "live, CUDA_VISIBLE_DEVICES empty" 1 "set to an empty string" -- env CUDA_VISIBLE_DEVICES= envdoctor check --select nvidia.cuda_visible_devices
