@@ -13,8 +13,9 @@ the same ``@reader`` mechanism a plugin uses.
   line naming one (``AMD Radeon RX 6600 (gfx1032)``), and ``HSA_OVERRIDE_GFX_VERSION=10.3.0``
 - torch's own answers as people paste them: a REPL or ``print`` echo (``>>> torch.__version__``
   then ``'2.3.1+cpu'``; ``print(torch.__version__, torch.cuda.is_available())`` then
-  ``2.1.0+cu121 False``) and the same said in a sentence (``torch.cuda.is_available() returns
-  False``)
+  ``2.1.0+cu121 False``), the same said in a sentence (``torch.cuda.is_available() returns
+  False``), and a reporter saying CUDA or the GPU does not work ("CUDA is not available", "torch
+  does not detect my GPU")
 - pip's own output: ``Successfully installed torch-2.2.0 torchvision-0.17.0``, ``Requirement
   already satisfied: torch in ./venv/lib/python3.10/site-packages (2.1.0)``, and the Python a
   ``pythonX.Y/site-packages`` path shows (when every such path shows the same one), and the
@@ -290,6 +291,14 @@ TORCH_SAID = lazy(
     r"(torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\))[`*]{0,2}\s{0,3}"
     r"(?:(?:returns?|returned|gives|gave|shows|prints|outputs|is|was|still|always|=+|->|=>|:)\s{0,3}){1,3}[`'\"*]{0,2}([\w.+]{1,40})"
 )
+# the reporter saying CUDA or the GPU does not work for torch ("CUDA is not available", "torch
+# does not detect my GPU", "can't use the GPU"): a CPU build needs no other sign of a GPU
+CUDA_COMPLAINT = lazy(
+    r"\b(?:CUDA|GPU)s?\b(?:\s(?:is|was|are))?\s(?:not|isn't|isnt|never)\s(?:available|detected|found|recogni[sz]ed|being used|used)\b"
+    r"|\b(?:can(?:no|')?t|cannot|unable to|doesn't|does not|won't|will not|fails? to)\s(?:use|find|detect|see|recogni[sz]e|access)"
+    r"\s(?:the\s|my\s|any\s)?(?:CUDA|GPU|NVIDIA GPU)s?\b",
+    re.I,
+)
 ECHO_TAIL = lazy(r"^[\s)\"'`;]{0,10}$")  # what may follow the last expression of an echoed line
 TORCH_VALUE = {
     "torch.__version__": lazy(r"\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:[ab]\d{1,3}|\.dev\d{1,10}|rc\d{1,3})?(?:\+[0-9A-Za-z.]{1,40})?"),
@@ -328,7 +337,12 @@ def _echo(line: str, nxt: str, out: PasteWriter) -> bool:
 def read_torch_answers(lines: list[str], out: PasteWriter) -> None:
     """What torch itself answered, echoed or said: its version, its CUDA, whether CUDA is available."""
     for i, line in enumerate(lines):
-        if "torch." not in line or len(line) > 400:
+        if len(line) > 400:
+            continue
+        low = line.lower()
+        if ("cuda" in low or "gpu" in low) and (m := CUDA_COMPLAINT.search(line)):
+            out.cuda_asked(line, m.group(0))
+        if "torch." not in line:
             continue
         nxt = next((ln for ln in lines[i + 1 : i + 3] if ln.strip()), "")
         if nxt and len(nxt) <= 200 and _echo(line, nxt, out):
@@ -374,6 +388,7 @@ def read_pip_output(lines: list[str], out: PasteWriter) -> None:
 
 # the variables of the GPU stack (not every NAME=value of a shell session: a token, a path)
 STACK_VAR = r"(?:CUDA|NCCL|TORCH|TORCHINDUCTOR|TRITON|HSA|HIP|ROCR|PYTORCH|XLA|PJRT|NVIDIA)_[A-Z0-9_]{1,60}|LD_LIBRARY_PATH"
+VAR_WORDS = ("CUDA_", "NCCL_", "TORCH", "TRITON_", "HSA_", "HIP_", "ROCR_", "XLA_", "PJRT_", "NVIDIA_", "LD_LIBRARY_PATH")  # STACK_VAR's
 SHELL_ASSIGN = lazy(
     r"(?:^|[\s;(&|])(?:export\s{1,4}|set\s{1,4}|env\s{1,4})?("
     + STACK_VAR
@@ -387,7 +402,7 @@ def read_env_assignments(lines: list[str], out: PasteWriter) -> None:
     """The stack's variables set on a command line, in a shell or in Python (a tool's own
     listing, collect_env's or ``env``'s, is read first and wins)."""
     for line in lines:
-        if "=" not in line or len(line) > 2000:
+        if "=" not in line or len(line) > 2000 or not any(w in line for w in VAR_WORDS):
             continue
         for m in SHELL_ASSIGN.finditer(line):
             out.env_var(m.group(1), m.group(2).strip("\"'"), line)
