@@ -20,6 +20,9 @@ the same ``@reader`` mechanism a plugin uses.
   already satisfied: torch in ./venv/lib/python3.10/site-packages (2.1.0)``, and the Python a
   ``pythonX.Y/site-packages`` path shows (when every such path shows the same one), and the
   build an install command asked torch's index for (``--index-url …/whl/cu124``)
+- container images whose tag names what they hold: ``pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime``
+  (torch and its CUDA), ``vllm/vllm-openai:v0.6.3.post1`` (vLLM), ``nvidia/cuda:12.4.1-devel-…``
+  (a CUDA toolkit: only the devel images carry nvcc)
 - the GPU stack's variables a command line or script sets: ``export CUDA_VISIBLE_DEVICES=``,
   ``NCCL_P2P_DISABLE=1 torchrun …``, ``set HSA_OVERRIDE_GFX_VERSION=10.3.0``,
   ``os.environ["CUDA_VISIBLE_DEVICES"] = "1"``
@@ -409,3 +412,24 @@ def read_env_assignments(lines: list[str], out: PasteWriter) -> None:
         if "environ" in line:
             for m in PY_ASSIGN.finditer(line):
                 out.env_var(m.group(1), m.group(2), line)
+
+
+IMAGE_TORCH = lazy(r"\bpytorch/pytorch:(\d{1,2}\.\d{1,3}\.\d{1,3})-cuda(\d{1,2}\.\d{1,2})(?![\w.])")
+IMAGE_VLLM = lazy(r"\bvllm/vllm-openai:v?(\d{1,2}\.\d{1,3}\.\d{1,3}(?:\.post\d{1,3})?)(?![\w.])")
+IMAGE_CUDA_DEVEL = lazy(r"\bnvidia/cuda:(\d{1,2}\.\d{1,2})(?:\.\d{1,3})?-(?:cudnn\d{0,2}-)?devel\b")
+
+
+@reader("image-tags")
+def read_image_tags(lines: list[str], out: PasteWriter) -> None:
+    """What an image's tag says it holds (the tag of the image the report ran in: a Dockerfile's
+    FROM, a docker run or a pod spec)."""
+    for line in lines:
+        if "/" not in line or len(line) > 2000:
+            continue
+        if "pytorch/pytorch:" in line and (m := IMAGE_TORCH.search(line)):
+            out.package("torch", m.group(1), line)
+            out.torch_cuda_hint(m.group(2), line)
+        if "vllm/vllm-openai:" in line and (m := IMAGE_VLLM.search(line)):
+            out.package("vllm", m.group(1), line)
+        if "nvidia/cuda:" in line and (m := IMAGE_CUDA_DEVEL.search(line)):
+            out.toolkit(m.group(1), line)

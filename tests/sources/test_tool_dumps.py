@@ -342,3 +342,11 @@ def test_deepspeed_ds_report():
 )
 def test_the_stack_s_variables_a_command_line_or_script_sets(text, want):
     assert read_paste(text).facts.get("env_vars") == want
+
+
+def test_what_an_image_tag_says_it_holds():
+    tb = read_paste("docker run --gpus all -it pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime").facts["torch_build"]
+    assert (tb["version"], tb["kind"], tb["cuda"]) == ("2.1.0", "cuda", "12.1")
+    assert read_paste("FROM vllm/vllm-openai:v0.6.3.post1").facts["dists"]["vllm"]["version"] == "0.6.3.post1"
+    assert read_paste("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04").facts["cuda_toolkit"]["version"] == "12.4"
+    assert "cuda_toolkit" not in read_paste("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04").facts  # no nvcc in a runtime image
