@@ -8,6 +8,7 @@ problem was found and what the paste did (not) show.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from envdoctor.core.scrub import scrub
@@ -93,7 +94,10 @@ def _headline(t: Triage) -> str:
 
 
 def render_text(t: Triage, source: str) -> str:
-    t, source = scrubbed(t), scrub(source, random=False)
+    # the text prints no judged row's or unjudged check's words, only their count by status:
+    # only what it prints is scrubbed (the rows are most of the answer's strings)
+    shown, source = scrubbed(replace(t, rows=[], unjudged=[])), scrub(source, random=False)
+    t = replace(shown, rows=t.rows, unjudged=t.unjudged)
     out = [
         f"envdoctor triage: {source}",
         f"Read: {', '.join(t.kinds) or ('facts written by hand' if t.seen else 'nothing recognisable')}",
