@@ -102,3 +102,16 @@ def test_triage_imports_no_live_only_check_module():
     assert "envdoctor_checks.torch" in loaded and "envdoctor_checks.pasted" in loaded
     skipped = {f"envdoctor_checks.{m}" for m in ("distributed", "perf", "rehearsal", "smoke", "liveness", "toolchain", "baseline")}
     assert sorted(loaded & skipped) == []
+
+
+def test_the_seeded_needles_are_the_ones_each_pattern_gives():
+    # triage's start-up takes the built-in catalog's needles from the index; each must be what
+    # parsing the pattern gives (a stale index would skip a pattern in a paste it matches)
+    from envdoctor.core import signatures as catalog
+
+    reg = discover(plugins=False, paste=True)
+    doc = live_index.needles(live_index.document(builtins.load()))
+    built = [s for s in reg.signatures if s.source in ("built-in", "engine")]
+    assert built and all(catalog.needle_key(s.pattern, s.ignore_case) in doc for s in built)
+    for s in built:
+        assert s.needles == catalog.needles_of(s), s.id

@@ -21,11 +21,12 @@ sys.path.insert(0, str(ROOT))
 
 def render() -> str:
     from envdoctor.core import builtins
-    from envdoctor.core.registry import live_entries
+    from envdoctor.core.registry import catalog_needles, discover, live_entries
 
     data = {
         "about": "Written by tools/regen_live_index.py from full discovery; never edit by hand (envdoctor.core.live_index).",
         "modules": live_entries(builtins.load()),
+        "needles": catalog_needles(discover(plugins=False).signatures),
     }
     return json.dumps(data, indent=1, sort_keys=False) + "\n"
 

@@ -25,19 +25,37 @@ from envdoctor.core.api import CheckSpec, FactSpec, Param
 KEY = "LIVE_INDEX"  # what the built-in package declares: the index file, relative to its folder
 
 
-def load(package: ModuleType) -> Mapping[str, Any]:
-    """{module's last name: its checks and facts} from the package's index; empty (every module
-    is imported) when the package declares none or the file cannot be read."""
+def _document(package: ModuleType) -> Mapping[str, Any]:
     name = getattr(package, KEY, None)
     folder = list(getattr(package, "__path__", []) or [""])[0]
     if not name or not folder:
         return {}
     try:
         with open(os.path.join(folder, name), encoding="utf-8") as f:
-            modules = json.load(f)["modules"]
-    except (OSError, ValueError, KeyError, TypeError):
+            doc = json.load(f)
+    except (OSError, ValueError):
         return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def load(package: ModuleType, doc: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """{module's last name: its checks and facts} from the package's index (``doc``: the index
+    already read); empty (every module is imported) when the package declares none or the file
+    cannot be read."""
+    modules = (_document(package) if doc is None else doc).get("modules")
     return modules if isinstance(modules, dict) else {}
+
+
+def needles(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The built-in catalog's needles by pattern (core.signatures.needle_key), computed when the
+    index was written; empty (each pattern is parsed at first use) when the index has none."""
+    found = doc.get("needles")
+    return found if isinstance(found, dict) else {}
+
+
+def document(package: ModuleType) -> Mapping[str, Any]:
+    """The package's index as read, or empty."""
+    return _document(package)
 
 
 def _not_loaded(*_args: Any, **_kwargs: Any) -> NoReturn:

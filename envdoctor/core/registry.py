@@ -276,8 +276,9 @@ def load_builtins(reg: Registry, *, paste: bool = False) -> None:
         except BaseException as e:  # noqa: BLE001 - see _load_entry_point
             sigs.contain(reg, "builtin", f"built-in checks ({builtins.PACKAGE})", e)
             return
-        index = live_index.load(package) if paste else {}
-        _add_package(reg, package, "built-in", "builtin", "built-in", sigs, index)
+        doc = live_index.document(package) if paste else {}
+        catalog.seed_needles(live_index.needles(doc))  # a paste's start-up parses no built-in pattern again
+        _add_package(reg, package, "built-in", "builtin", "built-in", sigs, live_index.load(package, doc) if paste else {})
 
 
 def _is_builtin(ep: md.EntryPoint) -> bool:
@@ -373,6 +374,14 @@ def live_entries(package: ModuleType) -> dict[str, Any]:
         facts = [s for s in specs if isinstance(s, FactSpec)]
         out[name.rsplit(".", 1)[-1]] = live_index.describe(checks, facts, folder)
     return out
+
+
+def catalog_needles(signatures: Sequence[Signature]) -> dict[str, list[str]]:
+    """The engine's and the built-ins' rows' needles by pattern, for the live index
+    (tools/regen_live_index.py writes them; tests/test_live_index.py checks them)."""
+    return {
+        catalog.needle_key(s.pattern, s.ignore_case): list(catalog.needles_of(s)) for s in signatures if s.source in ("built-in", "engine")
+    }
 
 
 def load_checks_path(reg: Registry, directory: str) -> None:

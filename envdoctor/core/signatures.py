@@ -11,7 +11,7 @@ plugins': the registry collects every module-level ``SIGNATURES`` tuple, as it c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -53,7 +53,29 @@ class Signature:
         """Literal texts one of which every match contains (lower-cased when the pattern ignores
         case), or ``()`` when none can be told: :func:`find` skips the pattern, without compiling
         it, in a text that holds none of them (a paste's start-up pays for the few that can match)."""
-        return _needles(self.pattern, self.ignore_case)
+        known = _KNOWN_NEEDLES.get(needle_key(self.pattern, self.ignore_case))
+        return tuple(known) if known is not None else _needles(self.pattern, self.ignore_case)
+
+
+# Needles computed once, shipped with the built-ins (their live index: core.live_index), so a
+# paste's start-up does not parse every pattern again; a pattern not listed is parsed here.
+_KNOWN_NEEDLES: dict[str, Sequence[str]] = {}
+
+
+def needle_key(pattern: str, ignore_case: bool) -> str:
+    return ("i:" if ignore_case else "c:") + pattern
+
+
+def needles_of(sig: Signature) -> tuple[str, ...]:
+    """The needles parsed from the pattern itself, whatever was seeded."""
+    return _needles(sig.pattern, sig.ignore_case)
+
+
+def seed_needles(known: Mapping[str, Sequence[str]]) -> None:
+    """Needles computed elsewhere by :func:`needle_key` (the built-ins' live index)."""
+    _KNOWN_NEEDLES.update(
+        {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, list) and all(isinstance(n, str) for n in v)}
+    )
 
 
 _ESCAPED = {

@@ -155,9 +155,13 @@ class PasteWriter:
         self._acc.evidence.setdefault("amd_gpus", line.strip()[:300])
 
     def env_var(self, name: str, value: str, line: str) -> None:
-        """An environment variable the paste shows set (``export HSA_OVERRIDE_GFX_VERSION=10.3.0``)."""
-        self._acc.env_vars.setdefault(name, value)
-        self._acc.evidence.setdefault(f"env.{name}", line.strip()[:300])
+        """An environment variable the paste shows set (``export HSA_OVERRIDE_GFX_VERSION=10.3.0``);
+        a secret-looking name's value is hidden here already, as collect_env's reader does."""
+        from envdoctor.core.scrub import REDACTED, is_secret_key
+
+        secret = is_secret_key(name)
+        self._acc.env_vars.setdefault(name, REDACTED if value and secret else value)
+        self._acc.evidence.setdefault(f"env.{name}", f"{name}={REDACTED}" if secret else line.strip()[:300])
 
     def gpus_known(self) -> bool:
         """Whether any reader has stated a GPU yet (a tool's listing or a ``GPU:`` line)."""

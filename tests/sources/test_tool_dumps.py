@@ -350,3 +350,16 @@ def test_what_an_image_tag_says_it_holds():
     assert read_paste("FROM vllm/vllm-openai:v0.6.3.post1").facts["dists"]["vllm"]["version"] == "0.6.3.post1"
     assert read_paste("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04").facts["cuda_toolkit"]["version"] == "12.4"
     assert "cuda_toolkit" not in read_paste("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04").facts  # no nvcc in a runtime image
+
+
+def test_a_plugin_reader_s_secret_variable_is_hidden_at_once(clean_registry):
+    @envdoctor.reader("secrets")
+    def read(lines, out):
+        for line in lines:
+            if line.startswith("export "):
+                name, _, value = line[7:].partition("=")
+                out.env_var(name, value, line)
+
+    p = read_paste("export NCCL_TOKEN=hunter2-abcdefgh\n")
+    assert p.facts["env_vars"]["NCCL_TOKEN"] != "hunter2-abcdefgh"
+    assert all("hunter2" not in line for line in p.evidence.values())
