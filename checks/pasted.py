@@ -71,6 +71,17 @@ def pasted_fabric_state(pasted) -> dict:
     raise Unavailable("not in the paste")
 
 
+@fact("amd_gpus", source="pasted")
+def pasted_amd_gpus(pasted) -> list:
+    """The AMD GPUs a paste names; none to ask for when its torch is a CUDA build or its GPUs are
+    NVIDIA's, so an answer about an NVIDIA machine does not ask for `rocminfo`."""
+    if pasted.get("amd_gpus") is not None:
+        return copy.deepcopy(pasted["amd_gpus"])
+    if (pasted.get("torch_build") or {}).get("kind") == "cuda" or pasted.get("gpus"):
+        return []
+    raise Unavailable("not in the paste")
+
+
 @fact("torch_runtime", source="pasted")
 def pasted_torch_runtime(pasted) -> dict:
     """torch's arch list from the release table when the paste does not show it. The device

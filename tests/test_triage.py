@@ -416,3 +416,10 @@ def test_facts_written_by_hand_are_read_not_nothing():
     text = "I run PyTorch 2.11.0 with CUDA 13.0 on an NVIDIA H200, Python 3.12.3\n"
     out = render_text(triage(REG, read_paste(text), text), "x")
     assert "Read: facts written by hand" in out and "No environment problem was found" in out
+
+
+def test_an_nvidia_paste_is_not_asked_for_rocminfo_and_a_rocm_one_is():
+    text = (CORPUS / "023-collect-env-1x-torch150-driver-410.txt").read_text()
+    assert not any("rocminfo" in a for a in triage(REG, read_paste(text), text).asks)
+    text = "PyTorch version: 2.3.0+rocm6.0\nIs debug build: False\nROCM used to build PyTorch: 6.0.32830-d62f6a171\n"
+    assert any("rocminfo" in a for a in triage(REG, read_paste(text), text).asks)
