@@ -389,6 +389,8 @@ def test_a_cpu_torch_the_reporter_asked_cuda_of_is_named_without_any_gpu_in_the_
     text = "torch.cuda.is_available() returns False\n>>> import torch; torch.__version__\n'2.4.0+cpu'\n"
     t = triage(REG, read_paste(text), text)
     assert t.found and t.causes[0].cause_id == "cpu_torch_on_gpu_machine"
+    assert "CPU-only torch 2.4.0+cpu: it has no CUDA" in t.causes[0].summary and "returns False" in t.causes[0].summary
+    assert "download.pytorch.org/whl/cu" in t.causes[0].fix and "device='cpu'" in t.causes[0].fix
     text = (PASTES / "collect_env_cpu.txt").read_text()
     assert not triage(REG, read_paste(text), text).found
     for said in ("[Bug] CUDA not available", "PyTorch does not detect my GPU", "torch can't use the GPU"):
@@ -409,7 +411,7 @@ def test_an_empty_cuda_visible_devices_a_command_line_set_is_named():
     # a paste that does not show the variable says nothing of it (absent from a paste is not unset)
     text = "GPU 0: NVIDIA H200 (UUID: GPU-1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901)\nNCCL_DEBUG=INFO torchrun x.py\n"
     row = next(r for r in triage(REG, read_paste(text), text).rows if r.id == "nvidia.cuda_visible_devices")
-    assert row.status is Status.SKIP
+    assert row.status is Status.SKIP and "does not show CUDA_VISIBLE_DEVICES" in row.message
 
 
 def test_facts_written_by_hand_are_read_not_nothing():

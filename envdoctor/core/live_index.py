@@ -25,7 +25,8 @@ from envdoctor.core.api import CheckSpec, FactSpec, Param
 KEY = "LIVE_INDEX"  # what the built-in package declares: the index file, relative to its folder
 
 
-def _document(package: ModuleType) -> Mapping[str, Any]:
+def document(package: ModuleType) -> Mapping[str, Any]:
+    """The package's index as read, or empty when it declares none or the file cannot be read."""
     name = getattr(package, KEY, None)
     folder = list(getattr(package, "__path__", []) or [""])[0]
     if not name or not folder:
@@ -42,7 +43,7 @@ def load(package: ModuleType, doc: Mapping[str, Any] | None = None) -> Mapping[s
     """{module's last name: its checks and facts} from the package's index (``doc``: the index
     already read); empty (every module is imported) when the package declares none or the file
     cannot be read."""
-    modules = (_document(package) if doc is None else doc).get("modules")
+    modules = (document(package) if doc is None else doc).get("modules")
     return modules if isinstance(modules, dict) else {}
 
 
@@ -51,11 +52,6 @@ def needles(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     index was written; empty (each pattern is parsed at first use) when the index has none."""
     found = doc.get("needles")
     return found if isinstance(found, dict) else {}
-
-
-def document(package: ModuleType) -> Mapping[str, Any]:
-    """The package's index as read, or empty."""
-    return _document(package)
 
 
 def _not_loaded(*_args: Any, **_kwargs: Any) -> NoReturn:

@@ -278,7 +278,7 @@ def load_builtins(reg: Registry, *, paste: bool = False) -> None:
             return
         doc = live_index.document(package) if paste else {}
         catalog.seed_needles(live_index.needles(doc))  # a paste's start-up parses no built-in pattern again
-        _add_package(reg, package, "built-in", "builtin", "built-in", sigs, live_index.load(package, doc) if paste else {})
+        _add_package(reg, package, "built-in", "builtin", "built-in", sigs, live_index.load(package, doc))
 
 
 def _is_builtin(ep: md.EntryPoint) -> bool:

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from envdoctor.sources._acc import RANK_CONDA, RANK_ERROR, Acc
+from envdoctor.core.scrub import REDACTED, is_secret_key
+from envdoctor.sources._acc import RANK_CONDA, RANK_ERROR, Acc, cuda_from_tag
 
 ENTRY_POINT_GROUP = "envdoctor.readers"
 RANK_READER = RANK_CONDA  # above an error message's hint, below any tool's own output
@@ -125,8 +126,6 @@ class PasteWriter:
     def torch_index(self, tag: str, line: str) -> None:
         """torch installed from one of its own indexes (``cu124``, ``cpu``): that build, unless
         the version shown says otherwise."""
-        from envdoctor.sources._acc import cuda_from_tag
-
         if tag == "cpu":
             self._acc.put("torch", "no_cuda", True, line, RANK_READER)
         elif cuda := cuda_from_tag(tag):
@@ -157,8 +156,6 @@ class PasteWriter:
     def env_var(self, name: str, value: str, line: str) -> None:
         """An environment variable the paste shows set (``export HSA_OVERRIDE_GFX_VERSION=10.3.0``);
         a secret-looking name's value is hidden here already, as collect_env's reader does."""
-        from envdoctor.core.scrub import REDACTED, is_secret_key
-
         secret = is_secret_key(name)
         self._acc.env_vars.setdefault(name, REDACTED if value and secret else value)
         self._acc.evidence.setdefault(f"env.{name}", f"{name}={REDACTED}" if secret else line.strip()[:300])
