@@ -143,6 +143,8 @@ def best_index_for_driver(driver_cuda: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class DriverVerdict:
+    """Whether a driver runs a CUDA build: the level, the words, the driver needed."""
+
     level: str  # "ok" | "minor_compat" | "too_old" | "below_floor"
     message: str
     needed_driver: str | None = None
@@ -190,6 +192,8 @@ RENAMED = {(10, 1): (11, 0), (11, 0): (10, 1)}
 
 @dataclass(frozen=True)
 class ArchFlag:
+    """One -gencode target of a build: SASS or PTX, its compute capability and suffix."""
+
     kind: str  # "sm" (SASS) or "compute" (PTX)
     cc: tuple[int, int]
     suffix: str  # "" | "a" (arch-specific, this CC only) | "f" (family)
@@ -239,6 +243,8 @@ def ptx_runs_on(flag: ArchFlag, cc: tuple[int, int]) -> bool:
 
 @dataclass(frozen=True)
 class ArchMatch:
+    """How a GPU runs a build: its own SASS, through PTX, or not at all."""
+
     how: str  # "sass" | "ptx" | "none"
     flag: str | None = None
 

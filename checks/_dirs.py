@@ -5,11 +5,10 @@ Shared by the Triton and Inductor cache checks, system.disk and the smokes' diag
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from typing import TypeGuard
 
-from envdoctor import Status
+from envdoctor import Status, cannot_create_in
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -126,15 +125,9 @@ def probe_dir(path: str) -> DirProbe:
         if os.path.lexists(probe) or parent == probe:
             return DirProbe(path, False, False, probe, f"{probe} is not a directory, so {path} cannot be created under it")
         probe = parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".envdoctor-", dir=probe)
-    except OSError as e:
+    e = cannot_create_in(probe)
+    if e is not None:
         return DirProbe(path, exists, False, probe, f"cannot create a file in {probe}: {e.strerror or e}")
-    os.close(fd)
-    try:
-        os.unlink(tmp)
-    except OSError:
-        pass
     return DirProbe(path, exists, True, probe, links=symlink_hops(path), **room(probe))
 
 

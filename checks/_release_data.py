@@ -69,6 +69,8 @@ def sources() -> Mapping[str, str]:
 
 @dataclass(frozen=True)
 class TorchVersion:
+    """A torch version string taken apart: release, line, local build tag, pre-release."""
+
     release: str  # "2.5.1"
     line: str  # "2.5"
     local: str | None  # "cu124", "cpu", "rocm6.2" ...
@@ -109,6 +111,8 @@ def cuda_tag(cuda: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class CudaBuild:
+    """One CUDA build of a torch line: its wheel tag, status, arch list and cuDNN."""
+
     tag: str  # "cu124"
     status: str | None  # "stable" | "experimental" (RELEASE.md's columns)
     arch_list: tuple[str, ...]  # TORCH_CUDA_ARCH_LIST entries, "+PTX" kept: ("5.0", ..., "9.0+PTX")
@@ -130,6 +134,8 @@ class CudaBuild:
 
 @dataclass(frozen=True)
 class TorchLine:
+    """A torch release line (2.5): its Python range, C++ standard and CUDA builds."""
+
     line: str  # "2.5"
     python_min: str | None
     python_max: str | None
@@ -146,6 +152,8 @@ class TorchLine:
 
 @dataclass(frozen=True)
 class TritonPin:
+    """The Triton a torch release requires: package, specifier and marker."""
+
     package: str  # "triton" (releases) or "pytorch-triton"
     specifier: str  # "==3.1.0", "~=3.8.0"
     marker: str | None
@@ -166,6 +174,8 @@ class TritonPin:
 
 @dataclass(frozen=True)
 class TorchRelease:
+    """One torch release: its line, Triton pin, default CUDA, pins and Python wheels."""
+
     version: str  # "2.5.1"
     line: TorchLine
     triton: TritonPin | None
@@ -378,6 +388,8 @@ def nvidia_pins(torch_version: str | None, cuda: str | None = None) -> Mapping[s
 
 @dataclass(frozen=True)
 class GpuInfo:
+    """A GPU family or product with its compute capability and where that comes from."""
+
     name: str  # the table's name for the family of parts
     cc: tuple[int, int]
     family: str

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from typing import TYPE_CHECKING
 
-from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, ok, skip, warn
+from envdoctor import Item, ProbeError, ProbeRaised, Status, Unavailable, check, fact, fail, lazy_pattern, ok, skip, warn
 from envdoctor import run_command as run
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.bodies.extensions import OPS
@@ -86,7 +85,7 @@ def _objects(dist: md.Distribution) -> list[dict]:
 
 # The CUDA libraries whose soname carries the CUDA major (libcudart.so.12 is CUDA 12; cuFFT,
 # cuSPARSE and cuRAND number their own releases): an object linked with one was built for it.
-CUDA_RUNTIME_SO = re.compile(r"^lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink)\.so\.(1\d)(?:\.\d{1,3})?$")
+CUDA_RUNTIME_SO = lazy_pattern(r"^lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink)\.so\.(1\d)(?:\.\d{1,3})?$")
 
 
 def cuda_major_problem(ext: dict | None, torch_version: str, torch_cuda: str | None) -> str:
@@ -168,14 +167,18 @@ def load_one(probe, ext: dict, timeout: float = LOAD_TIMEOUT) -> dict:
 
 # ---- naming what broke ----------------------------------------------------------------------
 
-_UNDEFINED = re.compile(r"(?:(\S+?\.so[\w.]*): )?undefined symbol: (\S+)")
+_UNDEFINED = lazy_pattern(r"(?:(\S+?\.so[\w.]*): )?undefined symbol: (\S+)")
 
 
 def demangle(symbols: list[str]) -> dict[str, str]:
     """{mangled: readable}: c++filt when on PATH, else the mangled names as they are."""
     out = {s: s for s in symbols}
+    if not symbols:
+        return out
+    import shutil  # on use: most answers have no symbol to read
+
     tool = shutil.which("c++filt")
-    if tool and symbols:
+    if tool:
         done = run([tool], timeout=10.0, input="\n".join(symbols) + "\n")
         lines = done.stdout.splitlines() if done.ok else []
         if len(lines) == len(symbols):
@@ -183,7 +186,7 @@ def demangle(symbols: list[str]) -> dict[str, str]:
     return out
 
 
-_BUILT_FOR = re.compile(r"torch[-_]?(\d+)\.?(\d+)")
+_BUILT_FOR = lazy_pattern(r"torch[-_]?(\d+)\.?(\d+)")
 
 
 def built_for(ext_version: str, dist: dict | None) -> str:
@@ -251,7 +254,7 @@ def _fix(key: str, name: str, torch_version: str) -> str:
 
 # The release-wheel tag of flash-attn and the packages built the same way (mamba-ssm,
 # causal-conv1d): +cu122torch2.3cxx11abiFALSE. The CUDA major, torch's release and its C++ ABI.
-_WHEEL_TAG = re.compile(r"^cu(1\d{1,2})torch(\d{1,2}\.\d{1,3})cxx11abi(TRUE|FALSE)$", re.I)
+_WHEEL_TAG = lazy_pattern(r"^cu(1\d{1,2})torch(\d{1,2}\.\d{1,3})cxx11abi(TRUE|FALSE)$", re.I)
 
 
 def torch_cxx11_abi(torch_version: str) -> bool | None:

@@ -12,14 +12,11 @@ Facts: ``driver``, ``gpus``, ``visible_gpus``, ``pci_gpus`` (shared), ``nvidia_q
 
 from __future__ import annotations
 
-import csv
 import ctypes
-import glob
 import io
 import json
 import os
 import re
-import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -113,6 +110,8 @@ def scan_pci(root: str | None = None) -> list[dict]:
     """Every NVIDIA (vendor 0x10de) PCI function: {"address", "device", "class"}."""
     root = root or PCI_DEVICES
     out = []
+    import glob  # on use: a paste's triage lists no device
+
     for dev in sorted(glob.glob(os.path.join(root, "*"))):
         if _read(os.path.join(dev, "vendor")).lower() != "0x10de":
             continue
@@ -223,6 +222,8 @@ def _smi_int_mib(text: str) -> int | None:
 
 def parse_smi_csv(text: str) -> list[dict]:
     gpus: list[dict] = []
+    import csv  # on use: a paste's triage reads no nvidia-smi query
+
     for row in csv.reader(io.StringIO(text)):
         row = [c.strip() for c in row]
         if len(row) != len(SMI_FIELDS):
@@ -261,6 +262,8 @@ def _raise_unless_ok(res, timeout: float) -> None:
 
 
 def smi_query(env: Mapping[str, str], timeout: float | None = None) -> dict:
+    import shutil  # on use: a paste's triage runs no command
+
     exe = shutil.which("nvidia-smi", path=env.get("PATH", os.defpath))
     if not exe:
         raise Unavailable("nvidia-smi not found on PATH")
@@ -334,6 +337,8 @@ def fabric_state(env, gpus, pci_nvswitches=None) -> dict[str, dict]:
     (SIGSEGV) on the H200 test machine, and the doctor must never die."""
     if not compat.fabric_possible(gpus, pci_nvswitches):
         raise Unavailable("no NVSwitch fabric on this machine (not an HGX/DGX NVSwitch system)")
+    import shutil  # on use: a paste's triage runs no command
+
     exe = shutil.which("nvidia-smi", path=env.get("PATH", os.defpath))
     if not exe:
         raise Unavailable("nvidia-smi not found on PATH (needed to read the fabric state)")
@@ -412,6 +417,8 @@ def gpus(nvidia_query, driver) -> list[dict]:
 
 @dataclass(frozen=True)
 class Visible:
+    """The GPUs CUDA_VISIBLE_DEVICES leaves visible, and where CUDA stopped reading it."""
+
     selected: tuple[dict, ...]
     setting: str | None  # the raw value, None when unset
     stopped_at: str | None = None  # the first token CUDA rejected (it ignores it and all after)
@@ -911,6 +918,8 @@ def p2p_consumer(gpus, env, nvidia_query=None, peer_copies=None):
     if env.get("NCCL_P2P_DISABLE") == "1":
         return ok("NCCL_P2P_DISABLE=1 is set for the consumer GPUs")
     p2p = ((nvidia_query or {}).get("nvml") or {}).get("p2p_read")
+    import glob
+
     iommu = bool(glob.glob(os.path.join(IOMMU_GROUPS, "*")))
     if p2p == "ok" and not iommu:
         return ok(f"{len(consumer)} consumer GPUs with working peer-to-peer reads and no IOMMU in the way")

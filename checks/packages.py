@@ -9,14 +9,13 @@ from __future__ import annotations
 import ast
 import importlib.machinery
 import os
-import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import Unavailable, check, fact, fail, ok, skip
+from envdoctor import Unavailable, check, fact, fail, lazy_pattern, ok, skip
 from envdoctor import canonical_name as canonical  # the other check modules import it from here
 
 if TYPE_CHECKING:
@@ -51,8 +50,8 @@ def executable(interpreter) -> str:
 
 # Requirements the checks read from package metadata: torch's nvidia-* and Triton pins, the torch
 # pins of extensions, every package's numpy range, torch_xla's libtpu pin, who requires ninja.
-_CHECKED_REQUIREMENTS = re.compile(r"^(torch|triton|pytorch-triton(-\w+)?|numpy|nvidia-.+|libtpu(-nightly)?|torch-xla|ninja)$")
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_CHECKED_REQUIREMENTS = lazy_pattern(r"^(torch|triton|pytorch-triton(-\w+)?|numpy|nvidia-.+|libtpu(-nightly)?|torch-xla|ninja)$")
+_REQUIREMENT_NAME = lazy_pattern(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def _checked_requirement(text: str) -> bool:

@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Mapping
 
-from envdoctor import Fix, Item, Skip, Status, Unavailable, best_signature, check, fact, fail, ok, pip_fix, skip, warn
+from envdoctor import Fix, Item, Skip, Status, Unavailable, best_signature, check, fact, fail, lazy_pattern, ok, pip_fix, skip, warn
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, executable, marker_applies, package_dir, requirements, search_path, version_or_none
 from envdoctor_checks.signatures import hints_for
@@ -484,7 +484,7 @@ def cuda_available(torch_build, torch_runtime, gpus, visible_gpus=None):
 
 # ---- checks: packages around torch ---------------------------------------------------------
 
-_CUDA_PKG = re.compile(r"^(nvidia-|cuda-toolkit|cuda-bindings)")
+_CUDA_PKG = lazy_pattern(r"^(nvidia-|cuda-toolkit|cuda-bindings)")
 
 
 @check("torch.nvidia_wheel_pins", tags=("build",), sources=("live", "pasted"))

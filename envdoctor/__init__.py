@@ -15,6 +15,8 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :class:`ProbeRaised`, :func:`explain_output`
 - external commands with a deadline: :func:`run_command` (returns :class:`Completed`),
   :func:`last_line`
+- a regular expression compiled on first use (a module's patterns cost nothing to a process
+  that never runs its check): :func:`lazy_pattern`
 - installed packages and the interpreter, read as the doctor reads them (also inside
   ``--python``'s interpreter): :func:`installed_distributions`, :func:`python_facts`;
   a distribution's name as pip compares it: :func:`canonical_name`
@@ -31,7 +33,7 @@ change. The built-in checks (``envdoctor_checks``) follow the same rule, and a t
   :func:`load_lock`, :class:`BaselineError`; ``--as-user`` specs: :func:`parse_as_user`
 - where compiling writes (Triton's and Inductor's caches, the temporary directory, HOME's
   cache), resolved as the stack resolves it: :func:`compile_locations`, :class:`Location`,
-  :func:`user_name` (getpass.getuser() for an environment)
+  :func:`user_name` (getpass.getuser() for an environment), :func:`cannot_create_in`
 - launchers (distributed checks): :func:`detect_launch`, :class:`Launch`,
   :data:`LAUNCHER_NAMES`, :data:`NOT_LAUNCHED`, :data:`DEFAULT_RANK_TIMEOUT`, :func:`distributed_budget`
 """
@@ -120,14 +122,16 @@ _LAZY = {
         )
     },
     "Completed": ("envdoctor.core.subproc", "Completed"),
-    "describe_signal": ("envdoctor.core.subproc", "describe_signal"),
-    "last_line": ("envdoctor.core.subproc", "last_line"),
-    "run_command": ("envdoctor.core.subproc", "run"),
+    "describe_signal": ("envdoctor.core.run", "describe_signal"),
+    "last_line": ("envdoctor.core.run", "last_line"),
+    "run_command": ("envdoctor.core.run", "run_command"),
     **{name: ("envdoctor.core.launch", name) for name in ("LAUNCHER_NAMES", "NOT_LAUNCHED", "Launch", "detect_launch")},
     "parse_as_user": ("envdoctor.core.inputs", "parse_as_user"),
     "Location": ("envdoctor.core.locations", "Location"),
     "compile_locations": ("envdoctor.core.locations", "compile_locations"),
     "user_name": ("envdoctor.core.locations", "user_name"),
+    "cannot_create_in": ("envdoctor.core.locations", "cannot_create_in"),
+    "lazy_pattern": ("envdoctor.core.patterns", "lazy"),
     "installed_distributions": ("envdoctor.core._interpreter_query", "dists"),
     "python_facts": ("envdoctor.core._interpreter_query", "python_facts"),
     "BASELINE_SCHEMA": ("envdoctor.sources.baseline", "SCHEMA"),
@@ -159,11 +163,13 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from envdoctor.core.inputs import parse_as_user
     from envdoctor.core.launch import LAUNCHER_NAMES, NOT_LAUNCHED, Launch, detect_launch
     from envdoctor.core.limits import DEFAULT_RANK_TIMEOUT, distributed_budget
-    from envdoctor.core.locations import Location, compile_locations, user_name
+    from envdoctor.core.locations import Location, cannot_create_in, compile_locations, user_name
     from envdoctor.core.names import TRITON_DISTS
     from envdoctor.core.names import canonical as canonical_name
+    from envdoctor.core.patterns import lazy as lazy_pattern
     from envdoctor.core.probe import ProbeClient, explain_output
     from envdoctor.core.redact import REDACTED, is_secret_key
+    from envdoctor.core.run import describe_signal, last_line, run_command
     from envdoctor.core.signatures import Finding, Signature
     from envdoctor.core.signatures import best as best_signature
     from envdoctor.core.signatures import find as find_signatures
@@ -178,8 +184,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         decode_cudnn,
         from_facts,
     )
-    from envdoctor.core.subproc import Completed, describe_signal, last_line
-    from envdoctor.core.subproc import run as run_command
+    from envdoctor.core.subproc import Completed
     from envdoctor.sources.baseline import SCHEMA as BASELINE_SCHEMA
     from envdoctor.sources.baseline import Baseline, BaselineError, load_baseline, load_lock, write_baseline
     from envdoctor.sources.readers import PasteWriter, reader
@@ -221,6 +226,7 @@ __all__ = [
     "__version__",
     "best_signature",
     "canonical_name",
+    "cannot_create_in",
     "check",
     "compile_locations",
     "decode_cudnn",
@@ -236,6 +242,7 @@ __all__ = [
     "installed_distributions",
     "is_secret_key",
     "last_line",
+    "lazy_pattern",
     "load_baseline",
     "load_lock",
     "ok",

@@ -277,3 +277,25 @@ def test_a_contained_plugin_runs_under_python_too(tmp_path):
     row = _rows(r)["hostile.where"]
     assert row["status"] == "pass" and row["message"] == str(target / "bin" / "python"), row
     assert r.returncode == 0
+
+
+def test_the_reaper_sees_an_orphan_through_the_kernels_child_lists():
+    # reap() skips psutil when /proc/self/task/*/children are all empty: an orphan re-parented
+    # to the subreaper must show there, or the fast path would let it live
+    import subprocess
+    import sys
+
+    code = (
+        "import os, subprocess, sys, time\n"
+        "from envdoctor.core import reaper\n"
+        "assert reaper.install()\n"
+        "assert reaper._no_children()\n"
+        "subprocess.Popen(['sh', '-c', 'sleep 30 & exit 0']).wait()\n"  # the sleep is orphaned: ours now
+        "time.sleep(0.2)\n"
+        "assert not reaper._no_children()\n"
+        "print(len(reaper.reap(grace=2)))\n"
+        "assert reaper._no_children()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"

@@ -110,7 +110,7 @@ def env_fix(name: str, value: str) -> Fix:
 # What an operator (or Slurm, node-problem-detector, an alert) should do about a warn or fail row,
 # weakest first. "none" on every other row: a pass, a skip and an error (envdoctor could not judge)
 # never ask for anything. A check may name one (warn/fail(..., action=...)); otherwise it follows
-# from the row's fixes (envdoctor.core.report.recommended_action).
+# from the row's fixes (envdoctor.core.outcome.recommended_action).
 ACTIONS = (
     "none",
     "restart-process",
@@ -131,6 +131,8 @@ def _action(action: str) -> str:
 
 @dataclass(frozen=True)
 class Result:
+    """What a check returns: its status, message and hint, with details, items and fixes."""
+
     status: Status
     message: str = ""
     hint: str = ""
@@ -228,6 +230,8 @@ class ProbeRaised(Exception):
 
 @dataclass(frozen=True)
 class Param:
+    """A parameter a check or fact names, and whether it may be missing."""
+
     name: str
     optional: bool
 
@@ -253,6 +257,8 @@ def _params(func: Callable[..., Any]) -> tuple[Param, ...]:
 
 @dataclass(frozen=True)
 class CheckSpec:
+    """A registered check: its id, function, title, tags and the facts it takes."""
+
     id: str
     func: Callable[..., Any]
     title: str
@@ -271,6 +277,8 @@ class CheckSpec:
 
 @dataclass(frozen=True)
 class FactSpec:
+    """A registered fact provider: its name, function, inputs, origin and ask text."""
+
     name: str
     func: Callable[..., Any]
     params: tuple[Param, ...]

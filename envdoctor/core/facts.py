@@ -13,6 +13,8 @@ from envdoctor.core.api import FactSpec, Missing, ProbeError, ProbeRaised, Unava
 
 @dataclass(frozen=True)
 class FactOutcome:
+    """A computed fact: its value, or why it is unavailable, or the error that stopped it."""
+
     name: str
     value: Any = None
     reason: str = ""  # set when unavailable: dependents skip with it

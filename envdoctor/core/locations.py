@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import pwd
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -53,17 +52,21 @@ def user_name(env: Mapping[str, str]) -> tuple[str | None, str]:
         return None, f"uid {os.getuid()} has no passwd entry and LOGNAME/USER are unset"
 
 
-def _can_create_in(directory: str) -> bool:
+def cannot_create_in(directory: str) -> OSError | None:
+    """Why a file cannot be created in ``directory`` (one is created and removed), or None when
+    it can."""
+    import tempfile  # on use: a paste's triage creates no file
+
     try:
         fd, name = tempfile.mkstemp(prefix=".envdoctor-", dir=directory)
-    except OSError:
-        return False
+    except OSError as e:
+        return e
     os.close(fd)
     try:
         os.unlink(name)
     except OSError:
         pass
-    return True
+    return None
 
 
 def temp_dir(env: Mapping[str, str]) -> tuple[str, str]:
@@ -76,7 +79,7 @@ def temp_dir(env: Mapping[str, str]) -> tuple[str, str]:
         cwd = "/"
     candidates = named + [(d, "default") for d in ("/tmp", "/var/tmp", "/usr/tmp", cwd)]
     for path, source in candidates:
-        if os.path.isdir(path) and _can_create_in(path):
+        if os.path.isdir(path) and cannot_create_in(path) is None:
             return os.path.abspath(path), source
     return os.path.abspath(candidates[0][0]), candidates[0][1]
 

@@ -27,11 +27,37 @@ def install() -> bool:
     global _installed
     if not sys.platform.startswith("linux"):
         return False
-    from envdoctor.core.subproc import _load_prctl
-
-    prctl = _load_prctl()
+    prctl = load_prctl()
     _installed = bool(prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     return _installed
+
+
+def load_prctl():
+    """libc's ``prctl`` through ctypes, or None where it cannot be had."""
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _no_children() -> bool:
+    """True when the kernel says this process has no child at all (``/proc/self/task/*/children``,
+    every thread's list empty): then nothing is below it, and psutil need not be loaded or /proc
+    walked. False when it has one, or the kernel does not keep those lists."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+        for tid in tasks:
+            with open(f"/proc/self/task/{tid}/children", "rb") as f:
+                if f.read(1):
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def reap(grace: float = 1.0) -> list[int]:
@@ -48,7 +74,7 @@ def reap(grace: float = 1.0) -> list[int]:
 
 
 def _reap(grace: float) -> list[int]:
-    if not _installed:
+    if not _installed or _no_children():
         return []
     import psutil
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from envdoctor.core import live_index
 from envdoctor.core import signatures as catalog
 from envdoctor.core.api import CHECK_ATTR, FACT_ATTR, CheckSpec, FactSpec, Status
-from envdoctor.core.report import CheckOutcome
+from envdoctor.core.outcome import CheckOutcome
 from envdoctor.core.signals import watched as watched_signals
 from envdoctor.core.signatures import Signature, row_problem
 from envdoctor.core.signatures import validate as validate_signatures
@@ -47,6 +47,8 @@ SPECIALS = ("probe", "options", "env", "interpreter", "pasted")
 
 @dataclass
 class Registry:
+    """What discovery found: checks, facts, pasted-fact adapters, signatures, and load problems."""
+
     checks: list[CheckSpec] = field(default_factory=list)
     facts: dict[str, FactSpec] = field(default_factory=dict)
     problems: list[CheckOutcome] = field(default_factory=list)

@@ -9,7 +9,6 @@ user presses Ctrl-C, the probe workers are killed and every unfinished check bec
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from envdoctor.core.api import CheckSpec, ProbeError, ProbeRaised, Result, Skip, Status
 from envdoctor.core.facts import FactStore
-from envdoctor.core.report import CheckOutcome
+from envdoctor.core.outcome import CheckOutcome
 from envdoctor.core.signals import stop_requested
 
 
@@ -131,6 +130,8 @@ class Progress:
 
 @dataclass
 class RunState:
+    """The rows of a run so far, and whether it was interrupted or ran out of time."""
+
     outcomes: dict[str, CheckOutcome]
     interrupted: bool = False
     timed_out: bool = False
@@ -150,6 +151,8 @@ def run_checks(
     ``on_abandon`` frees what a check left running past its own timeout holds (its probe)."""
     progress = progress or Progress()
     ordered = sorted(specs, key=lambda s: 0 if any(p.name == "probe" for p in s.params) else 1)
+    import queue  # on use: a paste's triage judges without the worker threads
+
     todo: queue.Queue[CheckSpec] = queue.Queue()
     for s in ordered:
         todo.put(s)

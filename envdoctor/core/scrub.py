@@ -25,8 +25,6 @@ Every pattern is bounded or anchored so that scrubbing is linear in the text's l
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 import math
 import os
@@ -468,6 +466,9 @@ class Scrubber:
         return _BASE64.sub(lambda m: self._base64(m, hide), s)
 
     def _base64(self, m: re.Match, hide: Callable[[str], str]) -> str:
+        import base64  # on use: few texts hold a base64 run
+        import binascii
+
         raw = m.group(0)
         try:
             dec = base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True).decode("ascii")
@@ -526,6 +527,8 @@ def _expanded(literals: tuple[str, ...]) -> tuple[str, ...]:
     first, so a value is replaced before a part of it."""
     got = _EXPANDED.get(literals)
     if got is None:
+        import base64
+
         out: set[str] = set()
         for v in literals:
             b = base64.b64encode(v.encode("utf-8", "replace")).decode("ascii")

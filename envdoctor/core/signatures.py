@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from envdoctor.core.patterns import lazy
+
 PASTE, PROBE, CHECK_SCOPE = "paste", "probe", "check:"
 
 
@@ -96,10 +98,10 @@ _ESCAPED = {
     "\\}": "}",
     "\\|": "|",
 }
-_PLAIN = re.compile(r"[\w ,:;'\"<>=!%@#&/`~-]")
-_PLAIN_RUN = re.compile(r"[\w ,:;'\"<>=!%@#&/`~-]+")
+_PLAIN = lazy(r"[\w ,:;'\"<>=!%@#&/`~-]")
+_PLAIN_RUN = lazy(r"[\w ,:;'\"<>=!%@#&/`~-]+")
 _SHORTEST = 4
-_BOUNDS = re.compile(r"\d*,?\d*")
+_BOUNDS = lazy(r"\d*,?\d*")
 
 
 def _class_end(pattern: str, i: int) -> int:
@@ -194,7 +196,7 @@ def _needles(pattern: str, ignore_case: bool) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-_GROUP_OPEN = re.compile(r"(?:\\b)?\((?:\?:|\?P<\w+>)?")
+_GROUP_OPEN = lazy(r"(?:\\b)?\((?:\?:|\?P<\w+>)?")
 
 
 def _group_needles(branch: str) -> list[str]:

@@ -6,7 +6,6 @@ machinery. Never raises for a missing, hanging or crashing program: the outcome 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -18,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from envdoctor.core.reaper import load_prctl
+from envdoctor.core.run import describe_signal, last_line
 from envdoctor.core.signals import stop_requested
 
 if TYPE_CHECKING:
@@ -59,30 +60,6 @@ class Completed:
             tail = last_line(self.stderr) or last_line(self.stdout)
             return f"{name} exited with {self.returncode}" + (f": {tail}" if tail else "")
         return f"{name} succeeded"
-
-
-def describe_signal(sig: int) -> str:
-    try:
-        name = signal.Signals(sig).name
-    except ValueError:
-        name = f"signal {sig}"
-    meanings: dict[int, str] = {
-        signal.SIGSEGV: "segmentation fault",
-        signal.SIGABRT: "aborted",
-        signal.SIGBUS: "bus error (often an exhausted /dev/shm)",
-        signal.SIGFPE: "floating-point exception",
-        signal.SIGILL: "illegal instruction (a binary built for another CPU?)",
-        signal.SIGKILL: "killed, most often by the kernel's out-of-memory killer",
-    }
-    meaning = meanings.get(sig)
-    return f"died of {name}" + (f" ({meaning})" if meaning else "")
-
-
-def last_line(text: str) -> str:
-    for line in reversed(text.strip().splitlines()):
-        if line.strip():
-            return line.strip()[:300]
-    return ""
 
 
 def kill_group(proc: subprocess.Popen, grace: float = KILL_GRACE) -> None:
@@ -138,20 +115,10 @@ _spawner: ThreadPoolExecutor | None = None
 _spawner_lock = threading.Lock()
 
 
-def _load_prctl():
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    fn.restype = ctypes.c_int
-    return fn
-
-
 def _ensure_prctl() -> None:
     global _prctl
     if _prctl is None and sys.platform.startswith("linux"):
-        _prctl = _load_prctl()
+        _prctl = load_prctl()
 
 
 def _die_with_parent_preexec(parent: int):

@@ -24,8 +24,8 @@ from typing import Any
 
 from envdoctor.core.api import CheckSpec, FactSpec, Fix, Status, Unavailable
 from envdoctor.core.facts import FactStore
+from envdoctor.core.outcome import CheckOutcome
 from envdoctor.core.registry import SPECIALS, Registry
-from envdoctor.core.report import CheckOutcome
 from envdoctor.core.runner import evaluate
 from envdoctor.core.signatures import PASTE, Finding, Signature, find, scoped
 
@@ -63,6 +63,8 @@ class Unjudged:
 
 @dataclass(frozen=True)
 class Cause:
+    """A likely cause of the reported failure: what names it, on what basis, and its fix."""
+
     cause_id: str  # the catalog's category (e.g. driver_too_old_for_torch_cuda) or the check id
     summary: str
     check: str  # the check that judges it
@@ -95,6 +97,8 @@ class Cause:
 
 @dataclass
 class Triage:
+    """Triage's answer: the causes ranked, the checks judged, what to ask for, what the paste shows."""
+
     kinds: tuple[str, ...]
     causes: list[Cause] = field(default_factory=list)
     rows: list[CheckOutcome] = field(default_factory=list)  # the checks judged on the paste

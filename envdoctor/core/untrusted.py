@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import select
 import stat
 import sys
 import time
@@ -99,6 +98,8 @@ def _read_fd(fd: int, want: int, deadline: float | None) -> bytes:
     while got < want:
         if deadline is not None:
             left = deadline - time.monotonic()
+            import select  # on use: most input is a file
+
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise InputError(f"sent no end of file within {STDIN_TIMEOUT:.0f} s (close the pipe, or give the paste as a file)")
         try:

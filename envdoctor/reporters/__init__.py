@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from envdoctor.core.report import Report
+if TYPE_CHECKING:
+    from envdoctor.core.report import Report
 
 FORMATS = ("text", "json", "markdown", "junit", "prometheus")
 

@@ -8,10 +8,11 @@ problem was found and what the paste did (not) show.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from envdoctor.core.scrub import scrub
+from envdoctor.core.scrub import scrub, scrubber
 from envdoctor.core.triage import Cause, Triage
 from envdoctor.core.version import __version__
 from envdoctor.reporters.escape import md_block, md_code, md_prose, md_text, terminal
@@ -69,10 +70,17 @@ def render_json(t: Triage, source: str) -> str:
     return json.dumps(scrub(to_dict(t, source), key_rule=False, random=False), indent=2) + "\n"
 
 
-def _seen_lines(t: Triage, limit: int = 8) -> list[str]:
-    """The paste's lines the facts were read from: the stack first, package lines last."""
-    keys = sorted(t.seen, key=lambda k: k.startswith("dists."))
-    return list(dict.fromkeys(t.seen[k] for k in keys))[:limit]
+def _seen_lines(t: Triage, limit: int = 8, shown: Callable[[str, str], str] | None = None) -> list[str]:
+    """The paste's lines the facts were read from: the stack first, package lines last.
+    ``shown(line, key)``: each line as printed (scrubbed), applied only to the lines it reaches."""
+    out: list[str] = []
+    for k in sorted(t.seen, key=lambda k: k.startswith("dists.")):
+        if len(out) == limit:
+            break
+        line = shown(t.seen[k], k) if shown else t.seen[k]
+        if line not in out:
+            out.append(line)
+    return out
 
 
 def _counts(t: Triage) -> str:
@@ -96,8 +104,9 @@ def _headline(t: Triage) -> str:
 def render_text(t: Triage, source: str) -> str:
     # the text prints no judged row's or unjudged check's words, only their count by status:
     # only what it prints is scrubbed (the rows are most of the answer's strings)
-    shown, source = scrubbed(replace(t, rows=[], unjudged=[])), scrub(source, random=False)
-    t = replace(shown, rows=t.rows, unjudged=t.unjudged)
+    # (and of the lines the facts were read from, only the few it prints)
+    shown, source = scrubbed(replace(t, rows=[], unjudged=[], seen={})), scrub(source, random=False)
+    t = replace(shown, rows=t.rows, unjudged=t.unjudged, seen=t.seen)
     out = [
         f"envdoctor triage: {source}",
         f"Read: {', '.join(t.kinds) or ('facts written by hand' if t.seen else 'nothing recognisable')}",
@@ -107,7 +116,7 @@ def render_text(t: Triage, source: str) -> str:
     top = [c for c in t.causes if c.is_problem] if t.found else []
     if head:
         out.append(head)
-        out += [f"  seen: {line}" for line in _seen_lines(t)]
+        out += [f"  seen: {line}" for line in _seen_lines(t, shown=scrubber(random=False).text)]
         warns = [c for c in t.causes if not c.is_problem]
         out += [f"  note: {c.summary}" for c in warns[:3]]
     else:

@@ -88,6 +88,8 @@ def build_of_conda(build: str) -> dict[str, Any]:
 
 @dataclass
 class Acc:
+    """What the readers have read from a paste so far, each value with its rank and line."""
+
     kinds: list[str] = field(default_factory=list)
     fields: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
     evidence: dict[str, str] = field(default_factory=dict)

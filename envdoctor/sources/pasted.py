@@ -27,6 +27,8 @@ MAX_LINES = 40_000
 
 @dataclass(frozen=True)
 class Paste:
+    """A paste as read: its facts, the dumps recognised, their lines, and what it lacks."""
+
     facts: dict[str, Any] = field(default_factory=dict)
     kinds: tuple[str, ...] = ()
     evidence: dict[str, str] = field(default_factory=dict)

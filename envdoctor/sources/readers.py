@@ -26,6 +26,8 @@ ReaderFn = Callable[[list[str], "PasteWriter"], None]
 
 @dataclass(frozen=True)
 class Reader:
+    """A registered paste reader: its name, function and where it comes from."""
+
     name: str
     fn: ReaderFn
     source: str = "built-in"
