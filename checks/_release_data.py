@@ -442,7 +442,9 @@ def _products() -> Mapping[str, GpuInfo]:
     out: dict[str, GpuInfo] = {}
     for row in load_json(PRODUCTS_FILE)["products"]:
         major, minor = (int(x) for x in row["cc"].split("."))
-        out.setdefault(product_key(row["name"]), GpuInfo(row["name"], (major, minor), row.get("section", ""), (row["source"],), None))
+        out.setdefault(
+            row.get("key") or product_key(row["name"]), GpuInfo(row["name"], (major, minor), row.get("section", ""), (row["source"],), None)
+        )
     return out
 
 

@@ -579,7 +579,8 @@ SIGNATURES: tuple[Signature, ...] = (
     _S(
         id="gpu.below_required_cc",
         pattern=r"FlashAttention only supports Ampere GPUs or newer|FlashInfer requires GPUs with sm75 or higher"
-        r"|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|GPUs with compute capability below 7\.0 are not supported",
+        r"|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|GPUs with compute capability below 7\.0 are not supported"
+        r"|The quantization method [\w-]{1,40} is not supported for the current GPU\. Minimum capability: \d{2,3}\. Current capability: \d{2,3}",
         cause="the GPU's compute capability is below what this kernel needs ({0})",
         cause_id="gpu_below_required_cc",
         check="nvidia.gpus",

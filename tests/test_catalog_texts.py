@@ -12,6 +12,11 @@ from envdoctor.sources import read_paste
 REG = discover()
 
 TEXTS = [
+    # vllm-project/vllm#4202 (AWQ needs 7.5; V100 is 7.0), #4327 (FP8 needs 9.0 natively; mgoin: intended), #1282
+    (
+        "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
+        "gpu_below_required_cc",
+    ),
     # conda-forge/pytorch-cpu-feedstock#350, PetervanLunteren/AddaxAI#111 (patchelf --clear-execstack fixed it)
     ("ImportError: libtorch_cpu.so: cannot enable executable stack as shared object requires: Invalid argument", "execstack_refused"),
     # pytorch/pytorch#123097, open-mmlab/mmpretrain#1900 (conda install mkl==2024.0)

@@ -21,6 +21,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+from envdoctor_checks._release_data import product_key  # the key gpu_info looks a name up by
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "checks" / "data" / "gpu_products.json"
 URLS = ("https://developer.nvidia.com/cuda-gpus", "https://developer.nvidia.com/cuda-legacy-gpus")
@@ -58,11 +60,11 @@ def build(named_texts: list[tuple[str, str]]) -> dict:
     products: dict[str, dict] = {}
     for source, text in named_texts:
         for name, cc, section in parse(text):
-            products.setdefault(name.lower(), {"name": name, "cc": cc, "section": section, "source": source})
+            products.setdefault(name.lower(), {"name": name, "key": product_key(name), "cc": cc, "section": section, "source": source})
     return {
         "generated": "tools/regen_gpu_table.py",
         "sources": [s for s, _ in named_texts],
-        "matching": "envdoctor_checks._release_data.gpu_info: the normalised name, without vendor words and memory/form-factor "
+        "matching": "envdoctor_checks._release_data.gpu_info: the normalised name (each row's key, written here), without vendor words and memory/form-factor "
         "suffixes, looked up exactly; then the family patterns of gpu_cc.json",
         "products": sorted(products.values(), key=lambda p: p["name"].lower()),
     }

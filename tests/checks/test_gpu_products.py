@@ -101,3 +101,9 @@ def test_rocm_wheels_gfx_targets(torch, rocm, has, lacks):
 
 def test_rocm_releases_not_recorded_are_unknown():
     assert rd.rocm_gfx_targets("2.9.0+rocm6.4") is None and rd.rocm_gfx_targets(None) is None
+
+
+def test_each_products_key_is_the_key_gpu_info_computes():
+    # the keys are written by the regeneration script so that a lookup computes one key, not 238
+    rows = rd.load_json(rd.PRODUCTS_FILE)["products"]
+    assert rows and all(r["key"] == rd.product_key(r["name"]) for r in rows)
