@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from envdoctor.core import live_index
 from envdoctor.core import signatures as catalog
@@ -43,6 +43,14 @@ SELF = "envdoctor"
 # Facts the engine supplies itself (see core.session; ``pasted`` only to the adapters of
 # ``envdoctor triage``, core.triage); any other parameter must name a provider.
 SPECIALS = ("probe", "options", "env", "interpreter", "pasted")
+
+
+_Spec = TypeVar("_Spec", CheckSpec, FactSpec)
+
+
+def _sourced(spec: _Spec, source: str) -> _Spec:
+    """``spec`` from ``source`` (a frozen spec that already says so is itself)."""
+    return spec if spec.source == source else replace(spec, source=source)
 
 
 @dataclass
@@ -66,7 +74,7 @@ class Registry:
         seen = {c.id: c for c in self.checks}
         for spec in specs:
             if isinstance(spec, CheckSpec):
-                spec = replace(spec, source=source)
+                spec = _sourced(spec, source)
                 if spec.id in seen:
                     self.problem(
                         f"plugin.duplicate.{spec.id}",
@@ -79,7 +87,7 @@ class Registry:
                 seen[spec.id] = spec
                 self.checks.append(spec)
             elif spec.origin == "pasted":
-                self.pasted_facts.setdefault(spec.name, replace(spec, source=source))
+                self.pasted_facts.setdefault(spec.name, _sourced(spec, source))
             else:
                 self._add_fact(spec, source)
 
@@ -94,7 +102,7 @@ class Registry:
                 source,
             )
             return
-        self.facts[fspec.name] = replace(fspec, source=source)
+        self.facts[fspec.name] = _sourced(fspec, source)
 
     def _add_signatures(self, module: ModuleType, source: str) -> None:
         """A module-level ``SIGNATURES`` tuple extends the catalog; a broken one is an error row

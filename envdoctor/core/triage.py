@@ -172,9 +172,9 @@ def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str
     rows, unjudged, asks = [], [], []
     for spec in reg.checks:
         if "pasted" not in spec.sources:
-            missing = _missing_asks(spec, reg, store)
             live = any(p.name in ("probe", "env") and not p.optional for p in spec.params)
-            ask = missing[0].text if missing and not live else LIVE_ASK
+            missing = [] if live else _missing_asks(spec, reg, store)
+            ask = missing[0].text if missing else LIVE_ASK
             unjudged.append(Unjudged(spec.id, spec.title, ask, "needs the live machine"))
             continue
         row = evaluate(spec, store)
