@@ -437,15 +437,18 @@ def product_key(name: str) -> str:
 
 
 @cache
-def _products() -> Mapping[str, GpuInfo]:
-    """NVIDIA's product list (tools/regen_gpu_table.py writes it from the CUDA GPUs pages)."""
-    out: dict[str, GpuInfo] = {}
+def _products() -> Mapping[str, Mapping]:
+    """NVIDIA's product list by lookup key (tools/regen_gpu_table.py writes it from the CUDA GPUs
+    pages), the first row of a key kept; a row becomes a GpuInfo only when a name finds it."""
+    out: dict[str, Mapping] = {}
     for row in load_json(PRODUCTS_FILE)["products"]:
-        major, minor = (int(x) for x in row["cc"].split("."))
-        out.setdefault(
-            row.get("key") or product_key(row["name"]), GpuInfo(row["name"], (major, minor), row.get("section", ""), (row["source"],), None)
-        )
+        out.setdefault(row.get("key") or product_key(row["name"]), row)
     return out
+
+
+def _product_info(row: Mapping) -> GpuInfo:
+    major, minor = (int(x) for x in row["cc"].split("."))
+    return GpuInfo(row["name"], (major, minor), row.get("section", ""), (row["source"],), None)
 
 
 @lru_cache(maxsize=256)
@@ -456,7 +459,7 @@ def gpu_info(gpu_name: str | None) -> GpuInfo | None:
         return None
     listed = _products().get(product_key(gpu_name))
     if listed:
-        return listed
+        return _product_info(listed)
     key = normalize_gpu_name(gpu_name)
     for patterns, info in _gpu_table():
         if any(_family_pattern(p).search(key) for p in patterns):
