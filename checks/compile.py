@@ -11,8 +11,9 @@ import os
 import re
 
 from envdoctor import Status, check, compile_locations, env_fix, fact, fail, ok, skip, user_name, warn
+from envdoctor_checks._dirs import DirProbe, judge_cache_dir, probe_dir
 from envdoctor_checks._fixes import directory_fix, system_package
-from envdoctor_checks.triton import DirProbe, judge_cache_dir, probe_dir, torch_triton_requirement
+from envdoctor_checks.triton import torch_triton_requirement
 
 # torch release -> first Python its Dynamo refuses (catalog C5); used only when torch's own
 # check_if_dynamo_supported() cannot be read.

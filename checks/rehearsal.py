@@ -17,7 +17,7 @@ import tempfile
 
 from envdoctor import Item, Status, Unavailable, check, fact, fail, ok, parse_as_user, skip
 from envdoctor import run_command as run
-from envdoctor_checks.triton import probe_dir
+from envdoctor_checks._dirs import probe_dir
 
 TAG = "rehearsal"
 # What the runtime user re-runs: the caches, the compilers, and one real compile.

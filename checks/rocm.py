@@ -8,7 +8,6 @@ beside gfx1100) run when HIP reports that member: ``HSA_OVERRIDE_GFX_VERSION``.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 
@@ -35,6 +34,8 @@ def gfx_of(target_version: int) -> str | None:
 def amd_gpus() -> list[dict]:
     """AMD GPUs from the KFD topology (what HIP enumerates), by gfx target."""
     out: list[dict] = []
+    import glob  # on use: a paste's triage reads no topology
+
     for props in sorted(glob.glob(os.path.join(KFD, "*", "properties")))[:64]:
         try:
             with open(props, encoding="ascii", errors="replace") as f:

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, compile_locations, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
+from envdoctor import TRITON_DISTS, Fix, Item, Result, Status, check, env_fix, fact, fail, ok, pip_fix, skip, warn, worst
 from envdoctor import run_command as run
-from envdoctor_checks._dirs import DirProbe, judge_cache_dir, probe_dir
 from envdoctor_checks._fixes import directory_fix, system_package
 from envdoctor_checks._lazy import lazy
 from envdoctor_checks.packages import canonical, package_dir, requires
 
 release_data = lazy("envdoctor_checks._release_data")
+dirs = lazy("envdoctor_checks._dirs")  # the cache directory's probe and verdict: live checks only
 
 # TRITON_DISTS (public, envdoctor.TRITON_DISTS): every distribution that installs the
 # top-level ``triton`` package (A7): only one may be present.
@@ -321,10 +321,12 @@ TRITON_SUGGESTION = "/tmp/triton-$(id -u)"
 @fact("triton_cache", ask="the value of TRITON_CACHE_DIR and HOME, and who owns that directory")
 def triton_cache(env) -> dict:
     """Triton's cache directory resolved as its knobs do: TRITON_CACHE_DIR, else <TRITON_HOME or ~>/.triton/cache."""
+    from envdoctor import compile_locations  # on use: a paste has no environment to resolve
+
     where = compile_locations(env)["triton"]
     if where.path is None:  # no HOME and no passwd entry: os.path.expanduser("~") stays "~"
         return {"path": None, "source": "none", "probe": None}
-    p = probe_dir(where.path)
+    p = dirs.probe_dir(where.path)
     return {"path": p.path, "source": where.source, "chosen_by": where.chosen_by(), "probe": p.__dict__}
 
 
@@ -353,8 +355,8 @@ def _cache_dir(triton_cache, mounts):
             "export TRITON_CACHE_DIR=/tmp/triton-$(id -u)   # or set HOME",
             fixes=directory_fix("TRITON_CACHE_DIR", TRITON_SUGGESTION),
         )
-    probe = DirProbe(**triton_cache["probe"])
-    status, message, hint = judge_cache_dir(
+    probe = dirs.DirProbe(**triton_cache["probe"])
+    status, message, hint = dirs.judge_cache_dir(
         f"Triton cache ({triton_cache.get('chosen_by') or triton_cache['source']})",
         probe,
         mounts,

@@ -19,7 +19,6 @@ import re
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -168,6 +167,8 @@ class Registry:
                 )
 
     def plugin_error(self, key: str, label: str, exc: BaseException) -> None:
+        import traceback  # on use: most runs load every plugin cleanly
+
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
         what = f"{type(exc).__name__}: {exc}"

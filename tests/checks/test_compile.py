@@ -16,7 +16,7 @@ from envdoctor import Status
 from envdoctor.testing import Unavailable, gather, run_check
 from envdoctor_checks import compile as comp
 from envdoctor_checks import packages, toolchain
-from envdoctor_checks.triton import probe_dir
+from envdoctor_checks._dirs import probe_dir
 
 PY311 = {"version": "3.11.7", "version_info": [3, 11, 7], "free_threading": False, "include_dir": "/x", "python_h": True}
 
