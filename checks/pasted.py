@@ -27,10 +27,23 @@ def _get(pasted: dict, name: str):
     return copy.deepcopy(value)
 
 
+def _amd(pasted: dict) -> bool:
+    """An AMD paste: a ROCm torch, or AMD GPUs."""
+    return bool(pasted.get("amd_gpus")) or (pasted.get("torch_build") or {}).get("kind") == "rocm"
+
+
+def _nvidia(pasted: dict, name: str):
+    """An NVIDIA fact (the driver, the GPUs nvidia-smi lists) as pasted; an AMD paste that lacks
+    it has none, so the answer does not ask for `nvidia-smi`."""
+    if pasted.get(name) is None and _amd(pasted):
+        raise Unavailable("an AMD paste (a ROCm torch or AMD GPUs) shows no NVIDIA driver or GPU")
+    return _get(pasted, name)
+
+
 @fact("driver", source="pasted")
 def pasted_driver(pasted) -> dict:
     """The driver's CUDA version from the branch table when the paste does not state it (as a live run does)."""
-    d = _get(pasted, "driver")
+    d = _nvidia(pasted, "driver")
     if not d.get("cuda_version") and d.get("version"):
         cuda = compat.cuda_for_branch(str(d["version"]))
         if cuda:
@@ -50,7 +63,7 @@ def _with_cc(gpus: list) -> list:
 @fact("gpus", source="pasted")
 def pasted_gpus(pasted) -> list:
     """Each GPU's compute capability from its name when the paste does not state it."""
-    return _with_cc(_get(pasted, "gpus"))
+    return _with_cc(_nvidia(pasted, "gpus"))
 
 
 @fact("visible_gpus", source="pasted")
@@ -62,9 +75,11 @@ def pasted_visible_gpus(pasted) -> list:
 def pasted_fabric_state(pasted) -> dict:
     """The Fabric sections of a pasted ``nvidia-smi -q``; none to ask for when the pasted GPUs
     cannot be on an NVSwitch fabric (the gate of the live fact), so an answer about a GTX 1050
-    does not ask for it."""
+    or an AMD machine does not ask for it."""
     if pasted.get("fabric_state") is not None:
         return copy.deepcopy(pasted["fabric_state"])
+    if _amd(pasted):
+        return {}
     gpus = pasted.get("gpus")
     if isinstance(gpus, list) and not compat.fabric_possible(_with_cc(copy.deepcopy(gpus))):
         return {}

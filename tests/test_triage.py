@@ -425,3 +425,14 @@ def test_an_nvidia_paste_is_not_asked_for_rocminfo_and_a_rocm_one_is():
     assert not any("rocminfo" in a for a in triage(REG, read_paste(text), text).asks)
     text = "PyTorch version: 2.3.0+rocm6.0\nIs debug build: False\nROCM used to build PyTorch: 6.0.32830-d62f6a171\n"
     assert any("rocminfo" in a for a in triage(REG, read_paste(text), text).asks)
+
+
+def test_an_amd_paste_is_not_asked_for_nvidia_smi_and_an_nvidia_one_is():
+    # a ROCm torch (or AMD GPUs) shows there is no NVIDIA driver to ask for; the NVIDIA checks skip saying so
+    text = "PyTorch version: 2.3.0+rocm6.0\nIs debug build: False\nROCM used to build PyTorch: 6.0.32830-d62f6a171\n"
+    t = triage(REG, read_paste(text), text)
+    assert not any("nvidia-smi" in a for a in t.asks), t.asks
+    gpus = next(r for r in t.rows if r.id == "nvidia.gpus")
+    assert gpus.status.value == "skip" and "AMD paste" in gpus.message
+    text = "PyTorch version: 2.3.0+cu121\nIs debug build: False\nCUDA used to build PyTorch: 12.1\n"
+    assert any("nvidia-smi" in a for a in triage(REG, read_paste(text), text).asks)

@@ -161,9 +161,13 @@ def _fact_ask(reg: Registry, name: str) -> Ask:
 
 
 def _missing_asks(spec: CheckSpec, reg: Registry, store: FactStore) -> list[Ask]:
-    return [
-        _fact_ask(reg, p.name) for p in spec.params if not p.optional and p.name not in SPECIALS and not store.outcome(p.name).available
-    ]
+    """What to ask for of the facts ``spec`` needs and the paste lacks; a fact the paste shows
+    cannot exist (an adapter's other reason: no NVIDIA driver beside a ROCm build) is not asked for."""
+    return [_fact_ask(reg, p.name) for p in spec.params if not p.optional and p.name not in SPECIALS and _lacking(store.outcome(p.name))]
+
+
+def _lacking(outcome: Any) -> bool:
+    return not outcome.available and (bool(outcome.error) or outcome.reason.startswith(NOT_IN_PASTE))
 
 
 def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str] | None = None) -> tuple[list, list, list]:
