@@ -28,8 +28,13 @@ def _get(pasted: dict, name: str):
 
 
 def _amd(pasted: dict) -> bool:
-    """An AMD paste: a ROCm torch, or AMD GPUs."""
-    return bool(pasted.get("amd_gpus")) or (pasted.get("torch_build") or {}).get("kind") == "rocm"
+    """An AMD paste: AMD GPUs, or a ROCm torch beside no GPU the NVIDIA table knows (a ROCm build
+    on an NVIDIA machine is a wrong build, and its driver is worth asking for)."""
+    if pasted.get("amd_gpus"):
+        return True
+    gpus = pasted.get("gpus") if isinstance(pasted.get("gpus"), list) else []
+    nvidia = any(isinstance(g, dict) and rd.compute_capability(g.get("name")) for g in gpus)
+    return (pasted.get("torch_build") or {}).get("kind") == "rocm" and not nvidia
 
 
 def _nvidia(pasted: dict, name: str):

@@ -436,3 +436,9 @@ def test_an_amd_paste_is_not_asked_for_nvidia_smi_and_an_nvidia_one_is():
     assert gpus.status.value == "skip" and "AMD paste" in gpus.message
     text = "PyTorch version: 2.3.0+cu121\nIs debug build: False\nCUDA used to build PyTorch: 12.1\n"
     assert any("nvidia-smi" in a for a in triage(REG, read_paste(text), text).asks)
+
+
+def test_a_rocm_torch_beside_an_nvidia_gpu_is_still_asked_for_nvidia_smi():
+    # a ROCm build on an NVIDIA machine is a wrong build: the driver is worth asking for
+    text = "PyTorch version: 2.3.0+rocm6.0\nIs debug build: False\nGPU models and configuration: GPU 0: NVIDIA GeForce RTX 3090\n"
+    assert any("nvidia-smi" in a for a in triage(REG, read_paste(text), text).asks)
