@@ -32,8 +32,8 @@ def _amd(pasted: dict) -> bool:
     on an NVIDIA machine is a wrong build, and its driver is worth asking for)."""
     if pasted.get("amd_gpus"):
         return True
-    gpus = pasted.get("gpus") if isinstance(pasted.get("gpus"), list) else []
-    nvidia = any(isinstance(g, dict) and rd.compute_capability(g.get("name")) for g in gpus)
+    gpus = pasted.get("gpus")
+    nvidia = isinstance(gpus, list) and any(isinstance(g, dict) and rd.compute_capability(g.get("name")) for g in gpus)
     return (pasted.get("torch_build") or {}).get("kind") == "rocm" and not nvidia
 
 
