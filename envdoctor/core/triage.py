@@ -167,11 +167,13 @@ def _missing_asks(spec: CheckSpec, reg: Registry, store: FactStore) -> list[Ask]
 
 
 def _lacking(outcome: Any) -> bool:
+    """The paste lacks this fact (or its adapter failed): worth asking for."""
     return not outcome.available and (bool(outcome.error) or outcome.reason.startswith(NOT_IN_PASTE))
 
 
-def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str] | None = None) -> tuple[list, list, list]:
-    """Run the pasted-capable checks on ``facts``: (rows, unjudged, asks of skipped checks)."""
+def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str] | None = None) -> tuple[list, list, list, FactStore]:
+    """Run the pasted-capable checks on ``facts``: (rows, unjudged, asks of skipped checks, the
+    facts as the checks saw them)."""
     store = _store(reg, facts, unavailable or {})
     rows, unjudged, asks = [], [], []
     for spec in reg.checks:
@@ -187,7 +189,7 @@ def judge(reg: Registry, facts: Mapping[str, Any], unavailable: Mapping[str, str
             missing = _missing_asks(spec, reg, store)
             if len(missing) == 1:  # one fact away from a verdict: worth asking for
                 asks.extend(missing)
-    return rows, unjudged, asks
+    return rows, unjudged, asks, store
 
 
 def _search_text(text: str) -> str:
@@ -331,16 +333,22 @@ def _merged(asks: Iterable[Ask]) -> list[str]:
     return list(said)
 
 
-def _asks(reg: Registry, paste: Any, causes: Sequence[Cause], check_asks: Sequence[Ask], unjudged: Sequence[Unjudged]) -> list[str]:
+def _asks(
+    reg: Registry, paste: Any, store: FactStore, causes: Sequence[Cause], check_asks: Sequence[Ask], unjudged: Sequence[Unjudged]
+) -> list[str]:
     """Most useful first: what the top cause needs, what the readers saw missing (a fact, in its
     ``ask`` words, or the readers' own: a cut collect_env), what the skipped checks need, then the
-    live run for everything a paste cannot show."""
+    live run for everything a paste cannot show. A fact is asked for only where the paste lacks
+    it (:func:`_lacking`), not where an adapter says it cannot exist."""
     out: list[Ask] = []
     if causes and causes[0].ask:
         sig = next((s for s in reg.signatures if s.id == causes[0].signature), None)
         out.append(Ask(causes[0].ask, sig.ask_facts if sig else ()))
     for want in paste.missing:
-        out += [Ask(want.text, want.facts)] if want.text else [_fact_ask(reg, name) for name in want.facts]
+        if want.text:
+            out.append(Ask(want.text, want.facts))
+        else:
+            out += [_fact_ask(reg, name) for name in want.facts if _lacking(store.outcome(name))]
     out += check_asks
     if unjudged:  # each one's own ask is in the JSON answer; one line covers them here
         out.append(Ask(LIVE_ASK))
@@ -349,9 +357,9 @@ def _asks(reg: Registry, paste: Any, causes: Sequence[Cause], check_asks: Sequen
 
 def triage(reg: Registry, paste: Any, text: str) -> Triage:
     """Judge ``paste`` (an ``envdoctor.sources.Paste`` read from ``text``)."""
-    rows, unjudged, check_asks = judge(reg, paste.facts, paste.unavailable)
+    rows, unjudged, check_asks, store = judge(reg, paste.facts, paste.unavailable)
     findings = _findings(_search_text(text), scoped(reg.signatures, PASTE))  # not a check's own hints, nor the probe's
     causes = rank_causes(findings, rows, reg, paste.evidence, paste.errors)
-    asks = _asks(reg, paste, causes, check_asks, unjudged)
+    asks = _asks(reg, paste, store, causes, check_asks, unjudged)
     seen = {k: v for k, v in paste.evidence.items()}
     return Triage(paste.kinds, causes, rows, unjudged, asks, paste.notes, seen, list(reg.problems))

@@ -117,12 +117,7 @@ def _mark(name: str, value: Any) -> Any:
 
 
 def _missing(acc: Acc, facts: dict[str, Any]) -> None:
-    # an AMD paste (a ROCm torch, or AMD GPUs) has no NVIDIA driver to ask for: its GPUs' targets instead
-    amd = bool(facts.get("amd_gpus")) or (facts.get("torch_build") or {}).get("kind") == "rocm"
-    if amd:
-        if "amd_gpus" not in facts:
-            acc.want("amd_gpus")
-    elif "driver" not in facts:
+    if "driver" not in facts:
         acc.want("driver", "gpus")
     elif "gpus" not in facts:
         acc.want("gpus")
