@@ -265,6 +265,7 @@ def _completeness(seen: set[str], lines: list[str], acc: Acc) -> None:
             *COLLECT_ENV_FACTS, text=f"the full collect_env output (it stops around '{last}', before 'Versions of relevant libraries')"
         )
         acc.note("truncated")
+    rocm = acc.get("torch", "hip") is not None  # a ROCm build: no NVIDIA driver to report
     for key, what in (("is cuda available", "'Is CUDA available'"), ("nvidia driver version", "'Nvidia driver version'")):
-        if key not in seen and "pytorch version" in seen:
+        if key not in seen and "pytorch version" in seen and not (rocm and key == "nvidia driver version"):
             acc.want(*COLLECT_ENV_FACTS, text=f"the collect_env line {what} (not in the paste)")

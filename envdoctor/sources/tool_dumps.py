@@ -390,8 +390,9 @@ def read_pip_output(lines: list[str], out: PasteWriter) -> None:
 
 
 # the variables of the GPU stack (not every NAME=value of a shell session: a token, a path)
-STACK_VAR = r"(?:CUDA|NCCL|TORCH|TORCHINDUCTOR|TRITON|HSA|HIP|ROCR|PYTORCH|XLA|PJRT|NVIDIA)_[A-Z0-9_]{1,60}|LD_LIBRARY_PATH"
-VAR_WORDS = ("CUDA_", "NCCL_", "TORCH", "TRITON_", "HSA_", "HIP_", "ROCR_", "XLA_", "PJRT_", "NVIDIA_", "LD_LIBRARY_PATH")  # STACK_VAR's
+VAR_PREFIXES = ("CUDA", "NCCL", "TORCH", "TORCHINDUCTOR", "TRITON", "HSA", "HIP", "ROCR", "PYTORCH", "XLA", "PJRT", "NVIDIA")
+STACK_VAR = "(?:" + "|".join(VAR_PREFIXES) + ")_[A-Z0-9_]{1,60}|LD_LIBRARY_PATH"
+VAR_WORDS = (*(p + "_" for p in VAR_PREFIXES), "LD_LIBRARY_PATH")  # a line holding none of these sets none of them
 SHELL_ASSIGN = lazy(
     r"(?:^|[\s;(&|])(?:export\s{1,4}|set\s{1,4}|env\s{1,4})?("
     + STACK_VAR

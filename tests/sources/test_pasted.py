@@ -269,6 +269,11 @@ def test_torch_not_importable_and_rocm():
     assert "torch_build" not in p.facts and any("could not import torch" in n for n in p.notes)
     p = read_paste("PyTorch version: 2.4.1+rocm6.1\nCUDA used to build PyTorch: N/A\nROCM used to build PyTorch: 6.1.40091-a8dbc0c19\n")
     assert p.facts["torch_build"]["kind"] == "rocm" and p.facts["torch_build"]["hip"] == "6.1"
+    # cut before its driver line: a ROCm build has no NVIDIA driver to ask for; a CUDA build does
+    asked = " ".join(w.text for w in p.missing)
+    assert "'Is CUDA available'" in asked and "Nvidia driver version" not in asked
+    cuda = read_paste("PyTorch version: 2.4.1+cu121\nCUDA used to build PyTorch: 12.1\nROCM used to build PyTorch: N/A\n")
+    assert "Nvidia driver version" in " ".join(w.text for w in cuda.missing)
 
 
 @pytest.mark.parametrize(
