@@ -233,6 +233,19 @@ SIGNATURES: tuple[Signature, ...] = (
         ask_facts=("dists",),
     ),
     _S(
+        id="build.cudart_symbol_too_new",
+        pattern=r"undefined symbol:? (?P<symbol>cuda[A-Z]\w{1,80}), version libcudart\.so\.(?P<major>1\d)",
+        cause="a compiled package calls {symbol}, which the libcudart.so.{major} loaded does not have: it was compiled with a newer "
+        "CUDA {major} toolkit (nvcc) than the CUDA runtime it runs with (torch's nvidia-cuda-runtime wheel, or a system copy on "
+        "LD_LIBRARY_PATH)",
+        cause_id="toolkit_torch_cuda_mismatch",
+        check="toolchain.nvcc",
+        fix="Build the package with the nvcc of torch's CUDA (CUDA_HOME=/usr/local/cuda-<torch's CUDA>), or install a torch built "
+        "for the newer CUDA (pip install torch --index-url https://download.pytorch.org/whl/cu<XY>), so nvcc and runtime agree",
+        ask="`nvcc --version`, `pip list | grep -E 'torch|nvidia-cuda-runtime'` and `echo $LD_LIBRARY_PATH`",
+        ask_facts=("dists", "cuda_toolkit"),
+    ),
+    _S(
         id="torch.nccl_symbol",
         pattern=r"undefined symbol:? (?P<symbol>nccl[A-Z]\w{1,80})",
         cause="the NCCL loaded (libnccl.so.2) is older than the one torch was built with (undefined symbol {symbol}): a second nvidia-nccl wheel "
@@ -663,6 +676,18 @@ SIGNATURES: tuple[Signature, ...] = (
         ask_facts=("shm",),
     ),
     _S(
+        id="torch.open_files_limit",
+        pattern=r"unable to open shared memory object[^\n]{0,200}Too many open files|Too many open files\. Communication with the workers "
+        r"is no longer possible|received 0 items of ancdata",
+        cause="the process ran out of file descriptors: torch.multiprocessing shares each tensor sent between processes (DataLoader "
+        "workers) through one, and the open-files limit (ulimit -n) is lower than the job needs",
+        cause_id="open_files_limit",
+        check="system.resources",
+        fix="Raise the open-files limit where the job starts (ulimit -n 65536; docker run --ulimit nofile=65536:65536; systemd "
+        "LimitNOFILE=), or call torch.multiprocessing.set_sharing_strategy('file_system') before the DataLoader starts",
+        ask="`ulimit -n` in the shell that starts the job",
+    ),
+    _S(
         id="nccl.p2p",
         pattern=r"CANNOT Access Peer Device",
         cause="GPU peer-to-peer access is blocked (IOMMU or PCIe ACS), which makes NCCL hang or fail",
@@ -1034,6 +1059,17 @@ SIGNATURES: tuple[Signature, ...] = (
         check="packages.versions",
         fix="pip install 'setuptools<70', or upgrade torch (2.4 and later no longer import it)",
         ask="`pip list | grep -E 'torch|setuptools'`",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="packages.protobuf_generated_code",
+        pattern=r"Descriptors cannot(?: not)? be created directly",
+        cause="protobuf 4 (3.20's successor) refuses the _pb2.py code an installed package generated with an older protoc",
+        cause_id="protobuf_incompatible",
+        check="packages.versions",
+        fix="pip install 'protobuf<=3.20.3' (or upgrade the package that ships the old _pb2.py files); "
+        "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python works around it, slowly",
+        ask="`pip list | grep -i protobuf` and the package whose _pb2.py the traceback names",
         ask_facts=("dists",),
     ),
     _S(

@@ -29,6 +29,19 @@ TEXTS = [
         "    from pkg_resources import packaging  # type: ignore[attr-defined]\nImportError: cannot import name 'packaging' from 'pkg_resources'",
         "setuptools_incompatible",
     ),
+    # pytorch/pytorch#14768 (zou3519: too many open files; ulimit -n or the file_system sharing strategy), datalab-to/marker#181
+    (
+        "RuntimeError: unable to open shared memory object </torch_3262_2797563429_0> in read-write mode: Too many open files (24)",
+        "open_files_limit",
+    ),
+    # neulab/prompt2model#220 (protobuf 4.28 -> 3.20.0 "runs fine now"), open-mmlab/mmdetection3d#1528 ("just Downgrade to 3.20")
+    (
+        "TypeError: Descriptors cannot not be created directly.\nIf this call came from a _pb2.py file, your generated code is out "
+        "of date and must be regenerated with protoc >= 3.19.0.",
+        "protobuf_incompatible",
+    ),
+    # NVIDIA/cutlass#2079 (built with nvcc 12.6, run against CUDA 12.4; fixed by #2086)
+    ("undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12", "toolkit_torch_cuda_mismatch"),
     # triton-lang/triton#2971 (driver 470.182.03), #3001 (470.57 -> 535.104 fixed it)
     ("RuntimeError: Triton Error [CUDA]: device kernel image is invalid", "driver_too_old_for_torch_cuda"),
     # pytorch/pytorch#48298 ("the driver is still not up-to-date"), mit-han-lab/inter-operator-scheduler#4
