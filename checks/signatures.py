@@ -512,7 +512,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="build.nvcc_arch",
-        pattern=r"nvcc fatal\s*: Unsupported gpu architecture '(?P<arch>compute_\w+)'",
+        pattern=r"nvcc fatal\s{0,4}:?\s{0,4}Unsupported gpu architecture '(?P<arch>compute_\w+)'",  # as nvcc prints it, or retyped
+        ignore_case=True,
         cause="the nvcc used for the build does not know {arch}: the CUDA toolkit is too old for that GPU, or too new for an arch it dropped",
         cause_id="nvcc_arch_unsupported",
         check="toolchain.nvcc",

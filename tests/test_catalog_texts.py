@@ -29,6 +29,8 @@ TEXTS = [
         "    from pkg_resources import packaging  # type: ignore[attr-defined]\nImportError: cannot import name 'packaging' from 'pkg_resources'",
         "setuptools_incompatible",
     ),
+    # deepspeedai/DeepSpeed#607 (retyped by the reporter: no colon, lower case; CUDA 11.0 cannot build compute_86)
+    ("nvcc fatal unsupported gpu architecture 'compute_86'", "nvcc_arch_unsupported"),
     # pytorch/pytorch#14768 (zou3519: too many open files; ulimit -n or the file_system sharing strategy), datalab-to/marker#181
     (
         "RuntimeError: unable to open shared memory object </torch_3262_2797563429_0> in read-write mode: Too many open files (24)",

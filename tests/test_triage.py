@@ -393,7 +393,8 @@ def test_a_cpu_torch_the_reporter_asked_cuda_of_is_named_without_any_gpu_in_the_
     assert "download.pytorch.org/whl/cu" in t.causes[0].fix and "device='cpu'" in t.causes[0].fix
     text = (PASTES / "collect_env_cpu.txt").read_text()
     assert not triage(REG, read_paste(text), text).found
-    for said in ("[Bug] CUDA not available", "PyTorch does not detect my GPU", "torch can't use the GPU"):
+    lightning = "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0]"
+    for said in ("[Bug] CUDA not available", "PyTorch does not detect my GPU", "torch can't use the GPU", lightning):
         text = f"{said}\nPyTorch version: 2.2.0+cpu\nIs debug build: False\nCUDA used to build PyTorch: None\n"
         assert triage(REG, read_paste(text), text).causes[0].cause_id == "cpu_torch_on_gpu_machine", said
     text = "torch.cuda.is_available() returns False\ntorch 2.4.0+cu124\n"  # a CUDA build: some other cause

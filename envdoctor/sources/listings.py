@@ -12,6 +12,7 @@ from envdoctor.sources._acc import RANK_CONDA, RANK_ERROR, RANK_PIP, RANK_PIP3, 
 
 NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}"
 VERSION = r"[0-9][A-Za-z0-9.+!_-]{0,120}"
+CONDA_NAME = "_?" + NAME  # conda's own metapackages start with one: _libgcc_mutex, _openmp_mutex, _pytorch_select
 FREEZE = lazy(rf"^\s*({NAME})\s*===?\s*({VERSION})\s*$")
 FREEZE_URL = lazy(rf"^\s*({NAME})(?:\[[^\]]{{0,200}}\])?\s+@\s+(\S{{1,2000}})\s*$")
 EDITABLE = lazy(r"^\s*-e\s+(\S{1,2000})\s*$")
@@ -25,11 +26,11 @@ PIP_LIST_HEADERLESS = lazy(rf"^\s*({NAME}) {{2,}}({VERSION})\s*$")
 # A ``conda list`` row without its header (``conda list | grep torch``): name, version, a build
 # string of conda's shape (``py3.8_cpu_0``, ``hf484d3e_0``, ``cpu``, ``0``) and the channel,
 # padded with two or more spaces as conda pads its columns.
-CONDA_HEADERLESS = lazy(rf"^\s*({NAME}) {{2,}}({VERSION}) {{2,}}([A-Za-z0-9_.]{{1,120}})(?: {{2,}}([A-Za-z0-9_.-]{{1,80}}))?\s*$")
+CONDA_HEADERLESS = lazy(rf"^\s*({CONDA_NAME}) {{2,}}({VERSION}) {{2,}}([A-Za-z0-9_.]{{1,120}})(?: {{2,}}([A-Za-z0-9_.-]{{1,80}}))?\s*$")
 CONDA_BUILD = lazy(r"^(?:\d{1,3}|cpu|py\d[\d.]{0,6}|[A-Za-z0-9.]{1,40}_[A-Za-z0-9_.]{1,80})$")
 DASHES = lazy(r"^\s*-{3,}[\s-]*$")
 CONDA_HEADER = lazy(r"^\s*#\s*(?:packages in environment at|Name\s+Version\s+Build)")
-CONDA_ROW = lazy(rf"^\s*({NAME})\s+({VERSION})\s+(\S{{1,200}})(?:\s+(\S{{1,200}}))?\s*$")
+CONDA_ROW = lazy(rf"^\s*({CONDA_NAME})\s+({VERSION})\s+(\S{{1,200}})(?:\s+(\S{{1,200}}))?\s*$")
 
 # conda names of distributions whose pip name differs
 CONDA_TO_PIP = {"pytorch": "torch", "pytorch-gpu": "torch", "pytorch-cpu": "torch"}
@@ -68,9 +69,13 @@ def conda_row(acc: Acc, name: str, version: str, build: str, channel: str, line:
             acc.put("torch", k, v, line, RANK_CONDA)
     elif pip_name == "torch":
         add_torch_from_version(acc, version, line, RANK_CONDA)
-    elif low == "cpuonly" or (low == "pytorch-mutex" and build.lower() == "cpu"):
-        # the pytorch channel's CPU selectors (cpuonly, pytorch-mutex's cpu build): weaker than
-        # the pytorch row's own build string
+    elif (
+        low == "cpuonly"
+        or (low == "pytorch-mutex" and build.lower() == "cpu")
+        or (low == "_pytorch_select" and build.lower().startswith("cpu"))
+    ):
+        # the CPU selectors (the pytorch channel's cpuonly and pytorch-mutex's cpu build, Anaconda
+        # defaults' _pytorch_select cpu_0): weaker than the pytorch row's own build string
         acc.put("torch", "kind", "cpu", line, RANK_ERROR)
     elif low == "pytorch-cuda":
         # the pytorch channel's CUDA selector: pytorch-cuda 12.1 goes with a CUDA 12.1 pytorch

@@ -295,11 +295,14 @@ TORCH_SAID = lazy(
     r"(?:(?:returns?|returned|gives|gave|shows|prints|outputs|is|was|still|always|=+|->|=>|:)\s{0,3}){1,3}[`'\"*]{0,2}([\w.+]{1,40})"
 )
 # the reporter saying CUDA or the GPU does not work for torch ("CUDA is not available", "torch
-# does not detect my GPU", "can't use the GPU"): a CPU build needs no other sign of a GPU
+# does not detect my GPU", "can't use the GPU", or a framework saying so): a CPU build needs no
+# other sign of a GPU
 CUDA_COMPLAINT = lazy(
     r"\b(?:CUDA|GPU)s?\b(?:\s(?:is|was|are))?\s(?:not|isn't|isnt|never)\s(?:available|detected|found|recogni[sz]ed|being used|used)\b"
     r"|\b(?:can(?:no|')?t|cannot|unable to|doesn't|does not|won't|will not|fails? to)\s(?:use|find|detect|see|recogni[sz]e|access)"
-    r"\s(?:the\s|my\s|any\s)?(?:CUDA|GPU|NVIDIA GPU)s?\b",
+    r"\s(?:the\s|my\s|any\s)?(?:CUDA|GPU|NVIDIA GPU)s?\b"
+    # a framework's own words for GPUs asked of a torch that sees none (PyTorch Lightning)
+    r"|\bYou requested GPUs?: \[|\bGPUAccelerator\b[^\n]{0,40}can ?not run on your system",
     re.I,
 )
 ECHO_TAIL = lazy(r"^[\s)\"'`;]{0,10}$")  # what may follow the last expression of an echoed line

@@ -292,6 +292,21 @@ def test_conda_list(line, kind, cuda):
     assert p.facts["dists"]["torch"]["installer"] == "conda"
 
 
+def test_conda_metapackages_and_the_defaults_cpu_selector():
+    # conda's own metapackages start with "_" (the first row under the header, so a reader that
+    # stopped there read nothing); Anaconda defaults' _pytorch_select cpu_0 selects the CPU build
+    p = read_paste(
+        "# Name                    Version                   Build  Channel\n"
+        "_libgcc_mutex             0.1                        main  \n"
+        "_pytorch_select           0.1                       cpu_0  \n"
+        "pytorch                   1.3.1                          0  \n"
+    )
+    assert "conda_list" in p.kinds and any(d["name"] == "_libgcc_mutex" for d in p.facts["dists"].values())
+    assert p.facts["torch_build"]["kind"] == "cpu" and p.facts["torch_build"]["version"] == "1.3.1"
+    gpu = read_paste("_pytorch_select           0.2                       gpu_0  \npytorch   1.3.1   cuda100py37h53c1284_0\n")
+    assert gpu.facts["torch_build"]["kind"] == "cuda"
+
+
 def test_pip_freeze_urls_and_editables():
     text = (
         "torch @ https://download.pytorch.org/whl/cu121/torch-2.1.0%2Bcu121-cp310-cp310-linux_x86_64.whl\n"
