@@ -3,6 +3,9 @@ public thread shows it (the thread is named beside it, with what settled it), pa
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from envdoctor.core.registry import discover
@@ -291,3 +294,28 @@ def test_a_common_error_text_names_its_cause(text, cause_id):
 )
 def test_texts_near_them_name_no_cause(text):
     assert not triage(REG, read_paste(text), text).found
+
+
+REAL_FD_EXHAUSTION = """
+import resource, torch
+from torch.utils.data import DataLoader, Dataset
+class D(Dataset):
+    def __len__(self): return 2000
+    def __getitem__(self, i): return torch.ones(8)
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    kept = [b for b in DataLoader(D(), batch_size=1, num_workers=2)]  # each kept batch holds a descriptor
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_NOFILE and fork-started workers")
+def test_the_open_files_limit_as_torch_really_reports_it(tmp_path):
+    # the real thing: DataLoader workers handing tensors to a process whose open-files limit is low
+    pytest.importorskip("torch")
+    script = tmp_path / "fd.py"
+    script.write_text(REAL_FD_EXHAUSTION)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0 and "Too many open files" in run.stderr, run.stderr[-2000:]
+    t = triage(REG, read_paste(run.stderr), run.stderr)
+    assert t.causes[0].cause_id == "open_files_limit" and t.causes[0].is_problem, t.causes[0].summary
+    assert "ulimit -n" in t.causes[0].fix
