@@ -15,6 +15,8 @@ from __future__ import annotations
 from envdoctor import Signature
 
 _S = Signature
+# what shows the toolkit that builds an extension beside the CUDA torch was built with
+ASK_TOOLKIT = "`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`"
 
 # A .so path's package: ".../site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so" -> "flash_attn_2_cuda".
 # It starts where a path does (not inside one: tried from every character of a long token, an
@@ -105,6 +107,17 @@ SIGNATURES: tuple[Signature, ...] = (
         cause_id="ptxas_arch_unsupported",
         check="triton.ptxas",
         fix="Unset TRITON_PTXAS_PATH so Triton uses its bundled ptxas, or point it at a newer CUDA toolkit's ptxas",
+    ),
+    _S(
+        id="cuda.stub_library",
+        pattern=r"CUDA driver is a stub library|CUDA_ERROR_STUB_LIBRARY|cudaErrorStubLibrary",
+        cause="the libcuda.so loaded is the CUDA toolkit's link-time stub (…/lib64/stubs), not the driver's: a stubs directory "
+        "on LD_LIBRARY_PATH (or in the linker cache) comes before the driver's library",
+        cause_id="library_shadowing",
+        check="torch.importable",
+        fix="Remove the stubs directory from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then ldconfig), so the driver's libcuda.so.1 "
+        "loads; `ldconfig -p | grep libcuda` and `echo $LD_LIBRARY_PATH` show which comes first",
+        ask="`echo $LD_LIBRARY_PATH` and `ldconfig -p | grep libcuda`",
     ),
     _S(
         id="triton.libcuda_assert",
@@ -484,7 +497,41 @@ SIGNATURES: tuple[Signature, ...] = (
         cause_id="toolkit_torch_cuda_mismatch",
         check="toolchain.nvcc",
         fix="Build with a toolkit of torch's CUDA major.minor (point CUDA_HOME at it), or install the torch build for CUDA {have}",
-        ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+        ask=ASK_TOOLKIT,
+        ask_facts=("cuda_toolkit",),
+    ),
+    _S(
+        id="build.deepspeed_toolkit_mismatch",
+        pattern=r"Installed CUDA version (?P<have>\d{1,2}\.\d{1,2}) does not match the version torch was compiled with (?P<torch>\d{1,2}\.\d{1,2})",
+        cause="the CUDA toolkit (nvcc {have}) that builds DeepSpeed's ops differs from the CUDA torch was built with ({torch})",
+        cause_id="toolkit_torch_cuda_mismatch",
+        check="toolchain.nvcc",
+        fix="Build with a toolkit of torch's CUDA (CUDA_HOME=/usr/local/cuda-{torch}), or install the torch build for CUDA {have}; "
+        "DS_SKIP_CUDA_CHECK=1 allows a minor-version difference at your own risk",
+        ask=ASK_TOOLKIT,
+        ask_facts=("cuda_toolkit",),
+    ),
+    _S(
+        id="build.apex_toolkit_mismatch",
+        pattern=r"Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile "
+        r"Pytorch binaries\.\s{1,4}Pytorch binaries were compiled with Cuda (?P<torch>\d{1,2}\.\d{1,2})",
+        cause="the CUDA toolkit (nvcc) that builds the extension differs from the CUDA torch was built with ({torch})",
+        cause_id="toolkit_torch_cuda_mismatch",
+        check="toolchain.nvcc",
+        fix="Build with a toolkit of CUDA {torch} (CUDA_HOME=/usr/local/cuda-{torch}, its bin first on PATH), or install the torch build "
+        "for the toolkit you have",
+        ask=ASK_TOOLKIT,
+        ask_facts=("cuda_toolkit",),
+    ),
+    _S(
+        id="build.toolkit_too_old",
+        pattern=r"FlashAttention is only supported on CUDA (?P<need>\d{1,2}(?:\.\d{1,2})?) and above",
+        cause="the CUDA toolkit (nvcc) that builds flash-attn is older than CUDA {need}: the build checks nvcc's version, not torch's",
+        cause_id="cuda_toolkit_too_old",
+        check="toolchain.nvcc",
+        fix="Put a CUDA toolkit of {need} or later (best: torch's own CUDA) first: export CUDA_HOME=/usr/local/cuda-<X.Y> "
+        "PATH=$CUDA_HOME/bin:$PATH, or install a prebuilt flash-attn wheel for your torch and CUDA",
+        ask="`nvcc --version`, `which nvcc` and `python -c 'import torch; print(torch.version.cuda)'`",
         ask_facts=("cuda_toolkit",),
     ),
     _S(
@@ -495,7 +542,7 @@ SIGNATURES: tuple[Signature, ...] = (
         cause_id="cuda_toolkit_missing",
         check="toolchain.nvcc",
         fix="Install a CUDA toolkit matching torch's CUDA and export CUDA_HOME=/usr/local/cuda-<X.Y>, or install a prebuilt wheel that needs no compilation",
-        ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+        ask=ASK_TOOLKIT,
         ask_facts=("cuda_toolkit",),
     ),
     _S(
@@ -507,7 +554,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="toolchain.nvcc",
         fix="Install a CUDA toolkit matching torch's CUDA (conda install -c nvidia cuda-toolkit=<X.Y>, or NVIDIA's installer) and export "
         "CUDA_HOME=<its root>, so <CUDA_HOME>/include holds {header}",
-        ask="`nvcc --version`, `echo $CUDA_HOME` and `python -c 'import torch; print(torch.version.cuda)'`",
+        ask=ASK_TOOLKIT,
         ask_facts=("cuda_toolkit",),
     ),
     _S(
@@ -594,7 +641,8 @@ SIGNATURES: tuple[Signature, ...] = (
         id="gpu.below_required_cc",
         pattern=r"FlashAttention only supports Ampere GPUs or newer|FlashInfer requires GPUs with sm75 or higher"
         r"|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|GPUs with compute capability below 7\.0 are not supported"
-        r"|The quantization method [\w-]{1,40} is not supported for the current GPU\. Minimum capability: \d{2,3}\. Current capability: \d{2,3}",
+        r"|The quantization method [\w-]{1,40} is not supported for the current GPU\. Minimum capability: \d{2,3}\. Current capability: \d{2,3}"
+        r"|requires device with capability [>=]{1,2} \(\d{1,2}, \d\) but your GPU has capability \(\d{1,2}, \d\) \(too old\)",
         cause="the GPU's compute capability is below what this kernel needs ({0})",
         cause_id="gpu_below_required_cc",
         check="nvidia.gpus",
@@ -989,6 +1037,25 @@ SIGNATURES: tuple[Signature, ...] = (
         "(or call vcvars64.bat first)",
     ),
     _S(
+        id="build.gxx_missing",
+        pattern=r"error trying to exec 'cc1plus': execvp: No such file or directory",
+        cause="gcc is installed without its C++ compiler (cc1plus, from g++): C++ sources cannot be compiled",
+        cause_id="no_c_compiler",
+        check="compile.cxx_compiler",
+        fix="Install the C++ compiler of the same gcc: apt-get install g++ (dnf install gcc-c++; conda install gxx_linux-64)",
+        ask="`gcc --version` and `g++ --version`",
+    ),
+    _S(
+        id="build.gxx_too_new_for_cuda",
+        pattern=r"The current installed version of g\+\+ \((?P<gxx>[\d.]{1,20})\) is greater than the maximum required version by "
+        r"CUDA (?P<cuda>[\d.]{1,10})",
+        cause="g++ {gxx} is newer than CUDA {cuda}'s nvcc accepts",
+        cause_id="host_compiler_too_new_for_nvcc",
+        check="toolchain.nvcc",
+        fix="Install an older g++ that CUDA {cuda} supports and build with it (export CC=gcc-<N> CXX=g++-<N>), or a newer CUDA toolkit",
+        ask="`nvcc --version` and `g++ --version`",
+    ),
+    _S(
         id="build.gcc_too_new_for_nvcc",
         pattern=r"#error -- unsupported (?:GNU|clang) version! (?:gcc|clang) versions later than (?P<max>\d{1,2}) are not supported",
         cause="the host compiler is newer than this CUDA toolkit's nvcc accepts (gcc > {max})",
@@ -1074,6 +1141,19 @@ SIGNATURES: tuple[Signature, ...] = (
         ask_facts=("dists",),
     ),
     _S(
+        id="packages.dependency_removed_api",
+        pattern=r"module 'numpy' has no attribute '(?P<alias>float|int|bool|object|str|complex|long|unicode)'\.?\s{0,4}\n?\s{0,4}"
+        r"`np\.(?P=alias)` was a deprecated alias|No module named 'torch\._six'",
+        cause="code (the project or an installed package) uses an API its dependency has removed: {0} (np.float and the other "
+        "builtin aliases are gone from NumPy 1.24, torch._six from torch 2.0)",
+        cause_id="dependency_too_new",
+        check="packages.versions",
+        fix="Upgrade the package whose line the traceback names to a release for the newer dependency, or pin the dependency "
+        "below the removal (pip install 'numpy<1.24'; a torch before 2.0)",
+        ask="`pip list | grep -i -E 'numpy|torch'` and the traceback's last frames (which package calls it)",
+        ask_facts=("dists",),
+    ),
+    _S(
         id="compile.triton_not_installed",
         pattern=r"No module named '(?:triton|pytorch_triton)'",
         cause="Triton is not installed: torch.compile's GPU code and Triton kernels need it",
@@ -1137,7 +1217,9 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="bnb.without_cuda",
-        pattern=r"The installed version of bitsandbytes was compiled without GPU support|CUDA Setup failed despite GPU being available",
+        pattern=r"The installed version of bitsandbytes was compiled without GPU support|CUDA Setup failed despite GPU being available"
+        r"|libbitsandbytes_cpu\.(?:so|dll)[^\n]{0,20}undefined symbol|function 'cadam32bit_grad_fp32' not found"
+        r"|Required library version not found: libbitsandbytes_cuda\d{2,3}",
         cause="bitsandbytes cannot use the GPU: it loaded its CPU library (an old bitsandbytes without a build for this CUDA, a CUDA "
         "runtime it cannot find, or no GPU visible to torch)",
         cause_id="bitsandbytes_without_cuda",

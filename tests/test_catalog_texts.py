@@ -32,6 +32,61 @@ TEXTS = [
         "    from pkg_resources import packaging  # type: ignore[attr-defined]\nImportError: cannot import name 'packaging' from 'pkg_resources'",
         "setuptools_incompatible",
     ),
+    # JIA-Lab-research/MGM#91 (maintainer: align torch's CUDA and the toolkit; the reporter solved it), deepspeedai/DeepSpeedExamples#370
+    (
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version 12.2 does not match "
+        "the version torch was compiled with 11.7, unable to compile cuda/cpp extensions without a matching cuda version.",
+        "toolkit_torch_cuda_mismatch",
+    ),
+    # NVIDIA/apex#955 (ptrblck: build torch with the same toolkit or install binaries of a matching CUDA), NVIDIA/apex#1748
+    (
+        "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile "
+        "Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.",
+        "toolkit_torch_cuda_mismatch",
+    ),
+    # Dao-AILab/flash-attention#825 (tridao: CUDA and nvcc >= 11.6 are required; the nvcc was 10.1), zai-org/GLM-4#235
+    (
+        "RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by "
+        "running nvcc -V.",
+        "cuda_toolkit_too_old",
+    ),
+    # malcolmw/pykonal#47 (conda install gxx_linux-64 fixed it), xcodian/youtube-dl-web#25 (adding g++ fixed the build)
+    ("gcc: error trying to exec 'cc1plus': execvp: No such file or directory", "no_c_compiler"),
+    # qwopqwop200/GPTQ-for-LLaMa#33 (gcc 11 beside 12, CC=gcc-11 CXX=g++-11), mit-han-lab/torchsparse#189
+    (
+        "RuntimeError: The current installed version of g++ (12.2.1) is greater than the maximum required version by CUDA 11.7 "
+        "(11.5.0). Please make sure to use an adequate version of g++ (>=6.0.0, <=11.5.0).",
+        "host_compiler_too_new_for_nvcc",
+    ),
+    # csxmli2016/ASFFNet512#8 (solved with numpy<1.24), MICA-MNI/ENIGMA#27 (maintainer: numpy<=1.23.5)
+    (
+        "AttributeError: module 'numpy' has no attribute 'float'.\n`np.float` was a deprecated alias for the builtin `float`. To "
+        "avoid this error in existing code, use `float` by itself.",
+        "dependency_too_new",
+    ),
+    # InternLM/InternLM#109 (torch 2.0 has no torch._six), NVIDIA/apex#1724
+    ("    from torch._six import inf\nModuleNotFoundError: No module named 'torch._six'", "dependency_too_new"),
+    # bitsandbytes-foundation/bitsandbytes#779, #900 (the CPU library loaded); #427, #631 (no build for that CUDA in the release)
+    (
+        "/home/u/.conda/envs/default/lib/python3.9/site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: "
+        "cadam32bit_grad_fp32",
+        "bitsandbytes_without_cuda",
+    ),
+    (
+        "CUDA SETUP: Required library version not found: libbitsandbytes_cuda121.so. Maybe you need to compile it from source?",
+        "bitsandbytes_without_cuda",
+    ),
+    # visualbruno/ComfyUI-Trellis2#77 (RTX 2070 SUPER, 7.5), facebookresearch/xformers#1150
+    (
+        "`fa2F@0.0.0` is not supported because:\n    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)",
+        "gpu_below_required_cc",
+    ),
+    # numba/numba#8985 (gmarkall: the stubs directory on LD_LIBRARY_PATH; the reporter reset it and it worked), NVIDIA/warp#219
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() "
+        "that might have already set an error? Error 34: CUDA driver is a stub library",
+        "library_shadowing",
+    ),
     # deepspeedai/DeepSpeed#607 (retyped by the reporter: no colon, lower case; CUDA 11.0 cannot build compute_86)
     ("nvcc fatal unsupported gpu architecture 'compute_86'", "nvcc_arch_unsupported"),
     # pytorch/pytorch#14768 (zou3519: too many open files; ulimit -n or the file_system sharing strategy), datalab-to/marker#181
@@ -290,6 +345,9 @@ def test_a_common_error_text_names_its_cause(text, cause_id):
         "keyctl: Required key not available",
         "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory",  # a harmless libdrm warning
         "AttributeError: module 'torchvision' has no attribute 'disable_beta_transforms_warning'",
+        "CUDA SETUP: Loading binary /opt/conda/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda121.so...",
+        "x = np.float64(1.0)  # np.float was a deprecated alias; this is the fix",
+        "/usr/local/cuda/lib64/stubs/libcuda.so is linked at build time",
     ],
 )
 def test_texts_near_them_name_no_cause(text):
