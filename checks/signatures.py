@@ -1141,16 +1141,27 @@ SIGNATURES: tuple[Signature, ...] = (
         ask_facts=("dists",),
     ),
     _S(
-        id="packages.dependency_removed_api",
-        pattern=r"module 'numpy' has no attribute '(?P<alias>float|int|bool|object|str|complex|long|unicode)'\.?\s{0,4}\n?\s{0,4}"
-        r"`np\.(?P=alias)` was a deprecated alias|No module named 'torch\._six'",
-        cause="code (the project or an installed package) uses an API its dependency has removed: {0} (np.float and the other "
-        "builtin aliases are gone from NumPy 1.24, torch._six from torch 2.0)",
+        id="packages.numpy_alias_removed",
+        pattern=r"module 'numpy' has no attribute '(?P<alias>float|int|bool|object|str|complex|long|unicode)'\.?\s{0,4}"
+        r"`np\.(?P=alias)` was a deprecated alias",
+        cause="code (the project or an installed package) uses np.{alias}, an alias NumPy 1.24 removed: it is older than the "
+        "NumPy installed",
         cause_id="dependency_too_new",
         check="packages.versions",
-        fix="Upgrade the package whose line the traceback names to a release for the newer dependency, or pin the dependency "
-        "below the removal (pip install 'numpy<1.24'; a torch before 2.0)",
-        ask="`pip list | grep -i -E 'numpy|torch'` and the traceback's last frames (which package calls it)",
+        fix="Upgrade the package whose line the traceback names to a release for this NumPy, or pip install 'numpy<1.24'",
+        ask="`pip list | grep -i numpy` and the traceback's last frames (which package calls it)",
+        ask_facts=("dists",),
+    ),
+    _S(
+        id="packages.torch_six_removed",
+        pattern=r"No module named 'torch\._six'",
+        cause="code (the project or an installed package) imports torch._six, which torch 2.0 removed: it is older than the torch "
+        "installed",
+        cause_id="dependency_too_new",
+        check="packages.versions",
+        fix="Upgrade the package whose line the traceback names to a release for torch 2 (its import becomes `from torch import inf`, "
+        "`str` for string_classes), or use a torch before 2.0",
+        ask="`pip list | grep -i torch` and the traceback's last frames (which package imports it)",
         ask_facts=("dists",),
     ),
     _S(

@@ -377,3 +377,18 @@ def test_the_open_files_limit_as_torch_really_reports_it(tmp_path):
     t = triage(REG, read_paste(run.stderr), run.stderr)
     assert t.causes[0].cause_id == "open_files_limit" and t.causes[0].is_problem, t.causes[0].summary
     assert "ulimit -n" in t.causes[0].fix
+
+
+@pytest.mark.parametrize(
+    ("needs", "code", "cause_id"),
+    [
+        ("numpy", "import numpy as np; np.float(1)", "dependency_too_new"),  # NumPy 1.24 and later
+        ("torch", "from torch._six import inf", "dependency_too_new"),  # torch 2.0 and later
+    ],
+)
+def test_a_removed_api_as_python_really_reports_it(needs, code, cause_id):
+    pytest.importorskip(needs)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0, run.stdout
+    t = triage(REG, read_paste(run.stderr), run.stderr)
+    assert t.causes and t.causes[0].cause_id == cause_id and t.causes[0].is_problem, run.stderr[-1500:]
