@@ -322,6 +322,14 @@ def arch_list(torch_version: str | None, cuda: str | None = None) -> tuple[str, 
     return build.arch_list if build and build.arch_list else None
 
 
+def other_machine(os_release) -> str:
+    """The machine, when these tables do not describe its wheels ('' when they do or it is not
+    known): they hold the x86_64 wheels' arch lists, and aarch64 builds carry others (Thor's
+    sm_110 is in the aarch64 cu130 wheels only)."""
+    machine = str((os_release or {}).get("machine") or "")
+    return "" if machine in ("", "x86_64", "AMD64", "amd64") else f"an {machine} machine"
+
+
 def arch_flags(torch_version: str | None, cuda: str | None = None) -> tuple[str, ...] | None:
     """The same list as ``torch._C._cuda_getArchFlags()`` would give, for ``_cuda_compat.arch_match``
     (torch 1.x from the legacy table, ``torch_legacy_arches.json``)."""

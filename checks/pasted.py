@@ -49,7 +49,8 @@ def _nvidia(pasted: dict, name: str):
 def pasted_driver(pasted) -> dict:
     """The driver's CUDA version from the branch table when the paste does not state it (as a live run does)."""
     d = _nvidia(pasted, "driver")
-    if not d.get("cuda_version") and d.get("version"):
+    tegra = "tegra" in str((pasted.get("os_release") or {}).get("kernel") or "")  # Jetson's driver numbers are L4T's own
+    if not d.get("cuda_version") and d.get("version") and not tegra:
         cuda = compat.cuda_for_branch(str(d["version"]))
         if cuda:
             d["cuda_version"], d["cuda_version_source"] = cuda, "driver branch table"
@@ -104,11 +105,12 @@ def pasted_amd_gpus(pasted) -> list:
 
 @fact("torch_runtime", source="pasted")
 def pasted_torch_runtime(pasted) -> dict:
-    """torch's arch list from the release table when the paste does not show it. The device
+    """torch's arch list from the release table when the paste does not show it (the table's are
+    the x86_64 wheels': not for a paste from another machine). The device
     count of a paste is the GPU list's length when CUDA is available (the readers assume it)."""
     rt = _get(pasted, "torch_runtime")
     tb = pasted.get("torch_build") or {}
-    if not rt.get("arch_list") and tb.get("kind") == "cuda":
+    if not rt.get("arch_list") and tb.get("kind") == "cuda" and not rd.other_machine(pasted.get("os_release")):
         flags = rd.arch_flags(tb.get("version"), tb.get("cuda"))
         if flags:
             rt["arch_list"], rt["arch_list_source"] = list(flags), TABLE

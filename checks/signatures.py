@@ -93,7 +93,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="triton.ptxas_arch",
-        pattern=r"ptxas[\w-]{0,20} fatal\s*: Value '(?P<arch>sm_\w+)' is not defined for option 'gpu-name'",
+        pattern=r"(?:ptxas[\w-]{0,20} fatal\s*:\s*)?Value '(?P<arch>sm_\w+)' is not defined for option 'gpu-name'",  # or in a title, bare
         cause="Triton's bundled ptxas does not know the GPU's architecture {arch}: this Triton is older than the GPU",
         cause_id="ptxas_arch_unsupported",
         check="triton.ptxas",

@@ -330,7 +330,7 @@ def _arch_item(g: dict, flags, cuda: str | None) -> Item:
 
 
 @check("torch.arch_support", tags=("gpu",), sources=("live", "pasted"))
-def arch_support(torch_build, gpus, torch_runtime=None, visible_gpus=None):
+def arch_support(torch_build, gpus, torch_runtime=None, visible_gpus=None, os_release=None):
     """torch has kernels for each GPU's compute capability"""
     # B3: "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the
     # current PyTorch installation" then "no kernel image is available for execution on the device".
@@ -339,7 +339,10 @@ def arch_support(torch_build, gpus, torch_runtime=None, visible_gpus=None):
     # written by hand), the release table's list for this build: a GTX 1080 under a cu128 build
     # is judged, not asked about.
     rt = _runtime(torch_runtime) if torch_runtime else {}  # an optional fact not there is a falsy Missing
-    flags = rt.get("arch_list") or list(rd.arch_flags(torch_build.get("version"), cuda) or ())
+    flags = rt.get("arch_list") or []
+    if not flags and (other := rd.other_machine(os_release)):
+        return skip(f"torch reports no CUDA arch list, and the release table's are the x86_64 wheels' (this is {other})")
+    flags = flags or list(rd.arch_flags(torch_build.get("version"), cuda) or ())
     if not flags:
         return skip("torch reports no CUDA arch list")
     gs = _gpus_for_arch(visible_gpus, gpus, rt)
@@ -380,7 +383,7 @@ def _covered(g: dict, builds: dict[str, tuple[str, ...]]) -> bool:
 
 
 @check("torch.line_arch_support", tags=("gpu",), sources=("live", "pasted"))
-def line_arch_support(gpus, torch_build=None, dists=None):
+def line_arch_support(gpus, torch_build=None, dists=None, os_release=None):
     """Some CUDA build of the installed torch release has kernels for each GPU"""
     # pytorch#31876-like: a GeForce 210 (cc 1.2) with torch 1.2.0 and `Is CUDA available: No`,
     # no error text and no CUDA variant: every CUDA build of the line starts at sm_35. The same
@@ -390,6 +393,8 @@ def line_arch_support(gpus, torch_build=None, dists=None):
     version = (torch_build or {}).get("version") or ((dists or {}).get("torch") or {}).get("version")
     if torch_build and rd.arch_flags(version, torch_build.get("cuda")):
         return skip("torch.arch_support judges this build's arch list")
+    if other := rd.other_machine(os_release):
+        return skip(f"the release table's arch lists are the x86_64 wheels' (this is {other})")
     builds, what = _line_builds(version)
     if not builds:
         return skip(f"the tables know no CUDA build of torch {version}")

@@ -443,3 +443,29 @@ def test_a_rocm_torch_beside_an_nvidia_gpu_is_still_asked_for_nvidia_smi():
     # a ROCm build on an NVIDIA machine is a wrong build: the driver is worth asking for
     text = "PyTorch version: 2.3.0+rocm6.0\nIs debug build: False\nGPU models and configuration: GPU 0: NVIDIA GeForce RTX 3090\n"
     assert any("nvidia-smi" in a for a in triage(REG, read_paste(text), text).asks)
+
+
+JETSON = """PyTorch version              : 2.10.0+cu130
+Is debug build               : False
+CUDA used to build PyTorch   : 13.0
+OS                           : Ubuntu 24.04.4 LTS ({machine})
+Python platform              : Linux-6.8.12-{kernel}-{machine}-with-glibc2.39
+Is CUDA available            : True
+GPU models and configuration : GPU 0: {gpu}
+Nvidia driver version        : {driver}
+"""
+
+
+def test_the_x86_64_release_table_does_not_judge_another_machine():
+    # a Jetson Thor (aarch64, L4T driver 580.00): the aarch64 cu130 wheels have sm_110 and L4T's
+    # driver numbers are not the desktop branches; neither table may judge it
+    text = JETSON.format(machine="aarch64", kernel="tegra", gpu="NVIDIA Thor", driver="580.00")
+    t = triage(REG, read_paste(text), text)
+    assert not t.found, [(c.cause_id, c.summary) for c in t.causes]
+    rows = {r.id: r for r in t.rows}
+    assert rows["torch.arch_support"].status is Status.SKIP and "x86_64 wheels" in rows["torch.arch_support"].message
+    assert rows["torch.driver_supports_cuda"].status is Status.SKIP
+    # the same facts from an x86_64 machine with a GTX 1080 (sm_61, not in any cu130 wheel) are judged
+    text = JETSON.format(machine="x86_64", kernel="generic", gpu="NVIDIA GeForce GTX 1080", driver="580.65.06")
+    t = triage(REG, read_paste(text), text)
+    assert t.causes and t.causes[0].cause_id == "arch_not_in_torch_build"

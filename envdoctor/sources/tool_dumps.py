@@ -59,8 +59,10 @@ PIP_SHOW_VERSION = lazy(r"^\s{0,4}Version:\s{0,4}" + VERSION + r"\s*$")
 PROSE_PACKAGES = (
     "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
 )
-PROSE_VERSION = lazy(
-    r"(?:^|[\s`(\[,;*|])(" + PROSE_PACKAGES + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\*{0,2}\s{0,3}(?:===?|=|:|：|\||\s)\s{0,3}"
+PROSE_VERSION = lazy(  # not collect_env's "CUDA used to build PyTorch: 12.1" (that is torch's CUDA, not its version)
+    r"(?:^|[\s`(\[,;*|])(?<!build\s)("
+    + PROSE_PACKAGES
+    + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\*{0,2}\s{0,3}(?:===?|=|:|：|\||\s)\s{0,3}"
     r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",
     re.I,
 )

@@ -165,6 +165,14 @@ def test_torch_versions_in_markdown_bold_and_tables(line, want):
 
 
 @pytest.mark.parametrize(
+    "line", ["CUDA used to build PyTorch: 12.1", "CUDA used to build PyTorch   : 13.0", "ROCM used to build PyTorch: 6.1.40091"]
+)
+def test_the_cuda_that_built_torch_is_not_torch_s_version(line):
+    # collect_env's line alone (a cut paste): no torch 12.1 among the packages
+    assert "torch" not in (read_paste(line).facts.get("dists") or {})
+
+
+@pytest.mark.parametrize(
     ("line", "want"),
     [
         ("GPU: 2x RTX 4090", "RTX 4090"),
