@@ -674,6 +674,17 @@ SIGNATURES: tuple[Signature, ...] = (
         ask_facts=("driver", "gpus"),
     ),
     _S(
+        id="rocm.pcie_atomics",
+        pattern=r"PCI rejects atomics",
+        cause="the AMD GPU's PCIe path does not pass PCIe atomics (a chipset slot, a PCIe switch, riser or extender, or a CPU "
+        "without them), so ROCm's kfd skips the GPU",
+        cause_id="pcie_atomics_unsupported",
+        check="torch.rocm_gfx_support",
+        fix="Move the GPU to a slot wired to the CPU (not the chipset), without a riser or switch, on a platform with PCIe atomics "
+        "(Haswell or Zen and later); dmesg | grep kfd shows which GPUs kfd added and which it skipped",
+        ask="`dmesg | grep -i kfd`, `lspci -tv` and the CPU and motherboard model",
+    ),
+    _S(
         id="rocm.no_code_object",
         pattern=r"hipErrorNoBinaryForGpu|HIP error: invalid device function|TensileLibrary(?:_\w+)?\.dat[^\n]{0,80}(?:not found|No such file|Illegal seek)"
         r"|Cannot read [^\n]{0,200}TensileLibrary\.dat|HSA_STATUS_ERROR_INVALID_ISA",

@@ -87,6 +87,8 @@ TEXTS = [
         "that might have already set an error? Error 34: CUDA driver is a stub library",
         "library_shadowing",
     ),
+    # ROCm/legacy-rocm-build#755 (jlgreathouse: 7 of 8 RX580s behind a switch or chipset slots without PCIe atomics)
+    ('7 of my 8 GPUs get "PCI rejects atomics"', "pcie_atomics_unsupported"),
     # deepspeedai/DeepSpeed#607 (retyped by the reporter: no colon, lower case; CUDA 11.0 cannot build compute_86)
     ("nvcc fatal unsupported gpu architecture 'compute_86'", "nvcc_arch_unsupported"),
     # pytorch/pytorch#14768 (zou3519: too many open files; ulimit -n or the file_system sharing strategy), datalab-to/marker#181
