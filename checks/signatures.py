@@ -849,11 +849,56 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="nvidia.driver_library_mismatch",
-        pattern=r"Driver/library version mismatch|NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+        pattern=r"Driver/library version mismatch|NVML_ERROR_LIB_RM_VERSION_MISMATCH"
+        r"|NVRM: API mismatch: the client(?: '[^'\n]{1,60}' \(pid \d{1,8}\))?\s{1,40}(?:NVRM:\s{1,4})?has the version",  # the kernel's words
         cause="the NVIDIA kernel module and the user-space driver libraries differ (the driver was upgraded and the machine not rebooted)",
         cause_id="driver_library_mismatch",
         check="nvidia.driver_library_mismatch",
         fix="Reboot (or unload and reload the nvidia kernel modules)",
+    ),
+    _S(
+        id="nvidia.driver_lacks_gpu",
+        pattern=r"installed\s{1,4}(?:\[[ \d.]{1,20}\]\s{0,3})?(?:NVRM:\s{1,4})?in this system is not supported by the\s{1,40}"
+        r"(?:\[[ \d.]{1,20}\]\s{0,3})?(?:NVRM:\s{1,4})?(?:NVIDIA\s)?(?P<drv>\d{3}\.\d{1,3}(?:\.\d{1,3})?)",
+        cause="the NVIDIA driver {drv} does not support this GPU, so the kernel module leaves it uninitialised: a GPU newer than "
+        "the driver, a legacy GPU a newer driver dropped, or a vGPU/GRID device that needs NVIDIA's GRID driver",
+        cause_id="driver_lacks_gpu",
+        check="nvidia.driver",
+        fix="Install a driver branch that lists this GPU (NVIDIA's 'Supported NVIDIA GPU Products' for the release): a newer one "
+        "for a new GPU, the legacy branch for an old one, the GRID driver for a vGPU",
+        ask="`lspci -nn | grep -i nvidia` and `dmesg | grep NVRM`",
+    ),
+    _S(
+        id="gpu.hardware_xid",
+        pattern=r"\bXid(?: \(PCI:[0-9a-fA-F:.]{4,20}\):|:?) (?P<code>48|62|64|74|79|95|136|140|143|14[4-9]|150)\b",
+        cause="the GPU reported Xid {code}, a hardware fault (its memory, board, PCIe link or NVLink): not the software",
+        cause_id="gpu_hardware_fault",
+        check="health.xid",
+        fix="Run `envdoctor check` on the machine (health.xid names the fault and its remedy); reset the GPU or reboot, and if it "
+        "recurs check power, cooling and seating and have the GPU replaced",
+        ask="`dmesg | grep -i xid` (or `journalctl -k | grep -i xid`) and `nvidia-smi -q -d ECC,ROW_REMAPPER`",
+    ),
+    _S(
+        id="gpu.fallen_off_bus",
+        pattern=r"has\s{1,40}(?:NVRM:\s{1,4})?fallen off the bus|uncorrectable ECC error encountered",
+        cause="the GPU failed in hardware: it stopped answering on PCIe (fallen off the bus), or its memory returned an "
+        "uncorrectable ECC error",
+        cause_id="gpu_hardware_fault",
+        check="health.xid",
+        fix="Reboot the machine (power it off fully if the GPU stays missing); if it recurs, check power, cooling and seating "
+        "and have the GPU replaced; `envdoctor check` reads the Xid and ECC counters",
+        ask="`dmesg | grep -i -E 'xid|NVRM'` and `nvidia-smi -q -d ECC,ROW_REMAPPER`",
+    ),
+    _S(
+        id="k8s.no_gpu_capacity",
+        pattern=r"\d{1,5}/\d{1,5} nodes are available:[^\n]{0,300}?Insufficient nvidia\.com/gpu",
+        cause="no node offers a free nvidia.com/gpu: the NVIDIA device plugin does not advertise the GPU nodes' GPUs (not running, "
+        "or it cannot see the driver through the container runtime), or every GPU is already allocated",
+        cause_id="k8s_no_gpu_capacity",
+        check="nvidia.gpus",
+        fix="Check the GPU node's Allocatable nvidia.com/gpu (kubectl describe node) and the device plugin's pod and log on it; "
+        "install the NVIDIA device plugin or GPU Operator and make nvidia the node's container runtime",
+        ask="`kubectl describe node <the GPU node>` (Capacity/Allocatable) and the nvidia-device-plugin pod's log",
     ),
     _S(
         id="nvidia.fabric_manager",
@@ -1014,7 +1059,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _S(
         id="nvidia.gpu_busy",
-        pattern=r"CUDA-capable device\(s\) is/are busy or unavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|cudaErrorDevicesUnavailable",
+        pattern=r"CUDA-capable device\(s\) is/are busy or unavailable|all CUDA-capable devices are busy or unavailable"
+        r"|CUDA_ERROR_DEVICE_UNAVAILABLE|cudaErrorDevicesUnavailable",
         cause="the GPU is in an exclusive compute mode and another process holds it, or the process cannot reach it",
         cause_id="gpu_exclusive_busy",
         check="nvidia.compute_mode",

@@ -89,6 +89,44 @@ TEXTS = [
     ),
     # ROCm/legacy-rocm-build#755 (jlgreathouse: 7 of 8 RX580s behind a switch or chipset slots without PCIe atomics)
     ('7 of my 8 GPUs get "PCI rejects atomics"', "pcie_atomics_unsupported"),
+    # stackhpc/ansible-slurm-appliance#287 (fixed by a reboot), NVIDIA/nvidia-docker#182 (the module was still the old one)
+    (
+        "Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this kernel module "
+        "has the version 530.30.02.  Please#012NVRM: make sure that this kernel module and all NVIDIA driver#012NVRM: components "
+        "have the same version.",
+        "driver_library_mismatch",
+    ),
+    (  # Frogging-Family/nvidia-all#394: the client named, the message over three lines
+        "[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)\n               NVRM: has the version 595.84, but "
+        "this kernel module has\n               NVRM: the version 595.80.",
+        "driver_library_mismatch",
+    ),
+    # flatcar/Flatcar#1283 (a vGPU needs the GRID driver), MrMEEE/bumblebee-Old-and-abbandoned#583
+    (
+        "[130852.530546] NVRM: The NVIDIA GPU 0000:02:00.0 (PCI ID: 10de:1b38)\n                NVRM: installed in this system is "
+        "not supported by the\n                NVRM: NVIDIA 535.104.05 driver release.",
+        "driver_lacks_gpu",
+    ),
+    (
+        "[  652.483304] NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1050) installed\n[  652.483305] NVRM: in this system is "
+        "not supported by the 280.13 NVIDIA Linux",
+        "driver_lacks_gpu",
+    ),
+    # NVIDIA/open-gpu-kernel-modules#507 (NVIDIA: Xid 79 is most often heat, power or the SBIOS), NVIDIA/NVSentinel#155
+    ("NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus", "gpu_hardware_fault"),
+    (
+        "NVRM: The NVIDIA GPU 0000:b3:00.0\n               NVRM: (PCI ID: 10de:26b5) installed in this system has\n               "
+        "NVRM: fallen off the bus and is not responding to commands.",
+        "gpu_hardware_fault",
+    ),
+    # NVIDIA/k8s-device-plugin#348 (klueska: the plugin advertises no GPUs), #852, #36
+    (
+        "Warning  FailedScheduling  26m (x150 over 12h)  default-scheduler  0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+        "k8s_no_gpu_capacity",
+    ),
+    # huggingface/pytorch-image-models#1033 (the cluster's GPUs in exclusive-process mode), NVIDIA/DIGITS#2005 (E. Process)
+    ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable", "gpu_exclusive_busy"),
     # deepspeedai/DeepSpeed#607 (retyped by the reporter: no colon, lower case; CUDA 11.0 cannot build compute_86)
     ("nvcc fatal unsupported gpu architecture 'compute_86'", "nvcc_arch_unsupported"),
     # pytorch/pytorch#14768 (zou3519: too many open files; ulimit -n or the file_system sharing strategy), datalab-to/marker#181
@@ -350,6 +388,8 @@ def test_a_common_error_text_names_its_cause(text, cause_id):
         "CUDA SETUP: Loading binary /opt/conda/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda121.so...",
         "x = np.float64(1.0)  # np.float was a deprecated alias; this is the fix",
         "/usr/local/cuda/lib64/stubs/libcuda.so is linked at build time",
+        "NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, Graphics Exception",  # an application's fault, not the GPU's
+        "NVRM: Xid (PCI:0000:3b:00): 43, pid=4242, Ch 00000010",
     ],
 )
 def test_texts_near_them_name_no_cause(text):
@@ -394,3 +434,16 @@ def test_a_removed_api_as_python_really_reports_it(needs, code, cause_id):
     assert run.returncode != 0, run.stdout
     t = triage(REG, read_paste(run.stderr), run.stderr)
     assert t.causes and t.causes[0].cause_id == cause_id and t.causes[0].is_problem, run.stderr[-1500:]
+
+
+def test_the_hardware_xid_row_names_the_codes_the_xid_table_calls_hardware_faults():
+    # one source of the classification: the catalog row's codes are the table's failing hardware codes
+    import re as _re
+
+    from envdoctor_checks import _xid
+    from envdoctor_checks.signatures import SIGNATURES
+
+    row = next(s for s in SIGNATURES if s.id == "gpu.hardware_xid")
+    table = {c for c, x in _xid.XIDS.items() if x.kind in _xid.HARDWARE_KINDS and x.severity.name == "FAIL"}
+    named = {c for c in range(1, 200) if _re.search(row.pattern, f"NVRM: Xid (PCI:0000:3b:00): {c}, pid=1")}
+    assert named == table

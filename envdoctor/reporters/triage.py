@@ -109,7 +109,7 @@ def render_text(t: Triage, source: str) -> str:
     t = replace(shown, rows=t.rows, unjudged=t.unjudged, seen=t.seen)
     out = [
         f"envdoctor triage: {source}",
-        f"Read: {', '.join(t.kinds) or ('facts written by hand' if t.seen else 'nothing recognisable')}",
+        f"Read: {', '.join(t.kinds) or ('facts written by hand' if t.seen else 'a known error text' if t.causes else 'nothing recognisable')}",
         "",
     ]
     head = _headline(t)
