@@ -408,6 +408,18 @@ SIGNATURES: tuple[Signature, ...] = (
         ask_facts=("dists",),
     ),
     _S(
+        id="torch.undefined_torch_symbol",
+        pattern=r"undefined symbol:? (?P<symbol>_ZNK?(?:5torch|3c10|2at)\w{1,300})",
+        cause="a compiled package was built for another torch (undefined symbol {symbol}, one of torch's own C++ symbols): torch "
+        "was upgraded or swapped after the package was installed; the paste does not show which package's library failed",
+        cause_id="extension_abi_mismatch",
+        check="torch.extension_abi",
+        fix="Reinstall the package that fails for this torch (a wheel built for it, or pip install --no-build-isolation "
+        "--force-reinstall <package>); the full error's .so path names it",
+        ask="the full error line (its .so path names the package) and `pip list` (torch and that package's versions)",
+        ask_facts=("dists",),
+    ),
+    _S(
         id="torch.torchvision_nms",
         pattern=r"operator torchvision::nms does not exist",
         cause="torchvision's compiled operators do not match the installed torch (torchvision built for another torch release)",

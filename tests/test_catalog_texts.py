@@ -127,6 +127,8 @@ TEXTS = [
     ),
     # huggingface/pytorch-image-models#1033 (the cluster's GPUs in exclusive-process mode), NVIDIA/DIGITS#2005 (E. Process)
     ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable", "gpu_exclusive_busy"),
+    # opendatalab/MinerU#815 (maintainer: torchtext 0.18 pairs with torch 2.3.1), rusty1s/pytorch_scatter#133: no .so path
+    ("undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSs", "extension_abi_mismatch"),
     # deepspeedai/DeepSpeed#607 (retyped by the reporter: no colon, lower case; CUDA 11.0 cannot build compute_86)
     ("nvcc fatal unsupported gpu architecture 'compute_86'", "nvcc_arch_unsupported"),
     # pytorch/pytorch#14768 (zou3519: too many open files; ulimit -n or the file_system sharing strategy), datalab-to/marker#181
@@ -390,6 +392,7 @@ def test_a_common_error_text_names_its_cause(text, cause_id):
         "/usr/local/cuda/lib64/stubs/libcuda.so is linked at build time",
         "NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, Graphics Exception",  # an application's fault, not the GPU's
         "NVRM: Xid (PCI:0000:3b:00): 43, pid=4242, Ch 00000010",
+        "/usr/lib/libfoo.so: undefined symbol: png_set_longjmp_fn",  # not one of torch's symbols
     ],
 )
 def test_texts_near_them_name_no_cause(text):
