@@ -60,7 +60,7 @@ PROSE_PACKAGES = (
     "torch|pytorch|torchvision|torchaudio|triton|pytorch-triton|xformers|flash[-_]attn|vllm|transformers|numpy|bitsandbytes|deepspeed"
 )
 PROSE_VERSION = lazy(  # not collect_env's "CUDA used to build PyTorch: 12.1" (that is torch's CUDA, not its version)
-    r"(?:^|[\s`(\[,;*|])(?<!build\s)("
+    r"(?:^|[\s`(\[,;*|])(?<!to build\s)("
     + PROSE_PACKAGES
     + r")(?:\s{0,2}version)?(?:\s{0,2}\([^)\n]{0,20}\))?\*{0,2}\s{0,3}(?:===?|=|:|：|\||\s)\s{0,3}"
     r"(?:PyTorch\s{1,2})?" + VERSION + r"(?![\w.])",

@@ -170,6 +170,7 @@ def test_torch_versions_in_markdown_bold_and_tables(line, want):
 def test_the_cuda_that_built_torch_is_not_torch_s_version(line):
     # collect_env's line alone (a cut paste): no torch 12.1 among the packages
     assert "torch" not in (read_paste(line).facts.get("dists") or {})
+    assert read_paste("I build torch 2.1.0 from source").facts["dists"]["torch"]["version"] == "2.1.0"
 
 
 @pytest.mark.parametrize(
