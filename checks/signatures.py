@@ -888,7 +888,7 @@ SIGNATURES: tuple[Signature, ...] = (
         check="health.xid",
         fix="Run `envdoctor check` on the machine (health.xid names the fault and its remedy); reset the GPU or reboot, and if it "
         "recurs check power, cooling and seating and have the GPU replaced",
-        ask="`dmesg | grep -i xid` (or `journalctl -k | grep -i xid`) and `nvidia-smi -q -d ECC,ROW_REMAPPER`",
+        ask="`nvidia-smi -q -d ECC,ROW_REMAPPER` and the rest of `dmesg | grep -i xid` (which GPU, how often)",
     ),
     _S(
         id="gpu.fallen_off_bus",
