@@ -469,3 +469,11 @@ def test_the_x86_64_release_table_does_not_judge_another_machine():
     text = JETSON.format(machine="x86_64", kernel="generic", gpu="NVIDIA GeForce GTX 1080", driver="580.65.06")
     t = triage(REG, read_paste(text), text)
     assert t.causes and t.causes[0].cause_id == "arch_not_in_torch_build"
+
+
+def test_the_text_answer_says_what_it_read():
+    # an error text alone is "a known error text", not "nothing recognisable"; prose alone is nothing
+    text = "NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus\n"
+    assert "Read: a known error text" in render_text(triage(REG, read_paste(text), text), "x")
+    text = "my training is slow, please help\n"
+    assert "Read: nothing recognisable" in render_text(triage(REG, read_paste(text), text), "x")

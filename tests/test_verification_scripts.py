@@ -18,7 +18,8 @@ VERIFICATION = Path(__file__).resolve().parent.parent / "verification"
 SHELL = sorted([*VERIFICATION.glob("*.sh"), *VERIFICATION.glob("scripts/*.sh")])
 PYTHON = sorted([*VERIFICATION.glob("*.py"), *VERIFICATION.glob("scripts/*.py")])
 FAILS = re.compile(r"^\s*finish\s*$|exit \$\(\(|exit [1-9]|return [1-9]", re.M)
-ASSERTS = re.compile(r"(?:^|;)\s*(?:expect|want|assert) |\bfails=\$\(\(fails", re.M)
+KIT_ASSERTS = ("triaged", "own_paste_is_clean")  # faults.sh's helpers that assert through `expect`
+ASSERTS = re.compile(r"(?:^|;)\s*(?:expect|want|assert|" + "|".join(KIT_ASSERTS) + r")(?: |$)|\bfails=\$\(\(fails", re.M)
 
 
 def test_there_are_scripts_to_check():
@@ -38,6 +39,14 @@ def test_shell_script_asserts_and_can_fail(script):
     assert FAILS.search(text), f"{script.name}: no failure exit path (finish, or exit with a non-zero status)"
     if script.name != "faults.sh":
         assert ASSERTS.search(text), f"{script.name}: asserts nothing (no expect/want/assert, no failure count)"
+
+
+def test_the_kits_asserting_helpers_assert():
+    # a script may assert through these alone: each must be the kit's and end in its `expect`
+    kit = (VERIFICATION / "faults.sh").read_text(encoding="utf-8")
+    for name in KIT_ASSERTS:
+        body = re.search(rf"^{name}\(\) \{{.*?^\}}", kit, re.M | re.S)
+        assert body and re.search(r"^\s*expect ", body.group(0), re.M), name
 
 
 @pytest.mark.parametrize("script", PYTHON, ids=lambda p: p.relative_to(VERIFICATION).as_posix())

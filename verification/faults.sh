@@ -40,6 +40,14 @@ saw() {  # saw PATTERN: count a failure unless the last expect's output has a li
   if grep -qE -- "$1" <<<"$EXPECT_OUT"; then echo "ok: saw /$1/"; else echo "!! FAIL: no line matches /$1/"; fails=$((fails + 1)); fi
 }
 finish() { echo; echo "failures: $fails"; exit $((fails > 0)); }
+triaged() {  # triaged NAME CAUSE_ID FILE: `envdoctor triage FILE` names CAUSE_ID first (exit 1)
+  expect "$1" 1 "^  \[$2; judged by" -- envdoctor triage "$3"
+}
+own_paste_is_clean() {  # [NAME]: the machine's collect_env, nvidia-smi, -q and pip list triage to no problem
+  { timeout 60 python3 -m torch.utils.collect_env; nvidia-smi; timeout 20 nvidia-smi -q; python3 -m pip list; } > p.txt 2>&1
+  local name="the machine's own paste: no problem"
+  expect "${1:-$name}" 0 "No environment problem was found in the paste" -- envdoctor triage p.txt
+}
 
 _pyinc() { python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])"; }
 

@@ -10,8 +10,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../faults.sh"  # the fault kit and its assertions
 OUT=$(mktemp -d); cd "$OUT" || exit 1
 
-{ timeout 60 python3 -m torch.utils.collect_env; nvidia-smi; timeout 20 nvidia-smi -q; python3 -m pip list; } > p.txt 2>&1
-expect "triage of the machine's own paste" 0 "No environment problem was found in the paste" -- envdoctor triage p.txt
+own_paste_is_clean "triage of the machine's own paste"
 
 expect "baseline recorded" 0 "recorded [0-9]+ distributions" -- envdoctor baseline b.json
 expect "baseline unchanged" 0 "HEALTHY" -- envdoctor check --baseline b.json --select baseline -q

@@ -9,12 +9,8 @@
 set +e
 export NO_COLOR=1
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-. "$HERE/../faults.sh"  # the assertions
+. "$HERE/../faults.sh"  # the assertions, triaged and own_paste_is_clean
 OUT=$(mktemp -d); cd "$OUT" || exit 1
-
-triaged() {  # triaged NAME CAUSE_ID FILE: the paste names CAUSE_ID first
-  expect "$1" 1 "^  \[$2; judged by" -- envdoctor triage "$3"
-}
 
 cat > dup.py <<'PY'
 import torch, torch.distributed as dist
@@ -79,7 +75,6 @@ timeout 180 python3 smem.py > smem.txt 2>&1
 echo "a Triton kernel over the shared memory: exit $?"; grep -m1 "out of resource" smem.txt
 triaged "a Triton kernel over the GPU's shared memory" gpu_shared_memory_too_small smem.txt
 
-{ timeout 60 python3 -m torch.utils.collect_env; nvidia-smi; timeout 20 nvidia-smi -q; python3 -m pip list; } > p.txt 2>&1
-expect "the machine's own paste: no problem" 0 "No environment problem was found in the paste" -- envdoctor triage p.txt
+own_paste_is_clean
 cd / && rm -rf "$OUT"
 finish

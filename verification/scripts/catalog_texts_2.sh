@@ -10,12 +10,8 @@
 set +e
 export NO_COLOR=1
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-. "$HERE/../faults.sh"  # the assertions
+. "$HERE/../faults.sh"  # the assertions, triaged and own_paste_is_clean
 OUT=$(mktemp -d); cd "$OUT" || exit 1
-
-triaged() {  # triaged NAME CAUSE_ID FILE: the paste names CAUSE_ID first
-  expect "$1" 1 "^  \[$2; judged by" -- envdoctor triage "$3"
-}
 
 cat > fd.py <<'PY'
 import resource, torch
@@ -50,7 +46,6 @@ else
   echo "no CUDA toolkit stub library on this machine: the stub case is not run"
 fi
 
-{ timeout 60 python3 -m torch.utils.collect_env; nvidia-smi; timeout 20 nvidia-smi -q; python3 -m pip list; } > p.txt 2>&1
-expect "the machine's own paste: no problem" 0 "No environment problem was found in the paste" -- envdoctor triage p.txt
+own_paste_is_clean
 cd / && rm -rf "$OUT"
 finish
